@@ -1,0 +1,29 @@
+from setuptools import find_packages, setup
+
+setup(
+    name='tidal',
+    version='0.1.0',
+    description='A registry-driven reinforcement-learning framework in PyTorch',
+    long_description=open('README.md', encoding='utf-8').read(),
+    long_description_content_type='text/markdown',
+    packages=find_packages(include=['tidal', 'tidal.*']),
+    python_requires='>=3.9',
+    # torch is deliberately unpinned: install the build for your machine first
+    # (`pip install torch==2.13.0` for the CPU build); any torch>=2.1 satisfies this range.
+    install_requires=[
+        'torch>=2.1',
+        'numpy>=1.24',
+        'easydict>=1.10',
+        'tensorboardX>=2.6',
+        'gymnasium>=1.1',
+        'pyyaml>=6.0',
+        'tqdm>=4.60',
+        'matplotlib>=3.6',
+    ],
+    extras_require={
+        'test': ['pytest>=7'],
+        'dist': ['ray>=2.9'],
+        'mujoco': ['mujoco>=3'],
+    },
+    entry_points={'console_scripts': ['tidal=tidal.entry.cli:main']},
+)

@@ -1,0 +1,24 @@
+"""Exceptions a user can cause. The CLI prints their message as one line and exits non-zero."""
+
+
+class TidalError(Exception):
+    """Base of every error caused by user input (config, names, files, env ids)."""
+
+
+class ConfigError(TidalError, ValueError):
+    """A config key, value or file is wrong; the message names the key path."""
+
+
+class UnknownNameError(TidalError, KeyError):
+    """A registry lookup failed; the message lists the closest registered names."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ''
+
+
+class EnvError(TidalError):
+    """An environment could not be created or does not fit the config."""
+
+
+class CheckpointError(TidalError):
+    """A checkpoint or data file is missing or does not match the run."""

@@ -1,0 +1,245 @@
+"""Policy: one algorithm's networks, losses and action selection, seen through three modes.
+
+The workers never touch a policy's internals: the learner calls `learn_mode`, collectors call
+`collect_mode` and evaluators call `eval_mode`. A new algorithm subclasses `Policy`, declares its
+`config` defaults and fills in the `_init_*` / `_forward_*` methods of the modes it supports.
+"""
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+from typing import Any, Iterable, Optional
+
+import torch
+import torch.nn as nn
+from easydict import EasyDict
+
+from tidal.config.schema import FreeDict
+from tidal.errors import ConfigError
+from tidal.registry import MODEL_REGISTRY, import_names
+
+MODES = ('learn', 'collect', 'eval')
+
+
+def deep_merge(base: dict, update: dict) -> dict:
+    """A copy of `base` with `update` merged in, recursing into nested dicts."""
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = type(merged[key])(deep_merge(merged[key], value))
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def resolve_device(device: str, cuda: bool = False) -> torch.device:
+    """Turn `policy.device` ('cpu' | 'cuda' | 'auto') and the legacy `policy.cuda` flag into a device."""
+    if cuda and device == 'cpu':
+        device = 'cuda'
+    if device == 'auto':
+        device = 'cuda' if torch.cuda.is_available() else 'cpu'
+    if device not in ('cpu', 'cuda') and not device.startswith('cuda:'):
+        raise ConfigError(f"policy.device must be 'cpu', 'cuda' or 'auto', got '{device}'")
+    if device.startswith('cuda') and not torch.cuda.is_available():
+        raise ConfigError(f"policy.device is '{device}' but torch sees no CUDA device; use 'cpu' or 'auto'")
+    return torch.device(device)
+
+
+class Policy:
+    """Base of every registered policy; `config` holds the keys all policies share."""
+
+    config: dict = dict(
+        # (str) Registered policy name; filled from create_config.policy.type.
+        type='',
+        # (list[str]) Modules to import before the policy is looked up (a user's own policy).
+        import_names=[],
+        # (str) Where networks and losses live: 'cpu', 'cuda' or 'auto' (cuda when available).
+        device='cpu',
+        # (bool) Older spelling of device='cuda'; True wins over device='cpu'.
+        cuda=False,
+        # (bool) Whether the policy learns only from data of its current parameters.
+        on_policy=False,
+        # (bool) Sample the replay buffer in proportion to priority (prioritized replay).
+        priority=False,
+        # (bool) Weight each sample's loss by its importance-sampling weight (needs priority).
+        priority_IS_weight=False,
+        # (int) Env steps of uniform random actions collected before training starts.
+        random_collect_size=0,
+        # Keyword arguments of the model constructor; `type` picks a registered model.
+        model=FreeDict(),
+        learn=dict(
+            # (int) Gradient updates after each call of the collector.
+            update_per_collect=1,
+            # (int) Samples per gradient update.
+            batch_size=256,
+            # (bool) Treat every termination as a truncation (always bootstrap).
+            ignore_done=False,
+            learner=dict(
+                # (int) Write losses to the logs every this many train iterations.
+                log_freq=100,
+                # (int) Save the latest checkpoint every this many train iterations.
+                save_ckpt_freq=1000,
+            ),
+        ),
+        collect=dict(
+            # (int) Env steps (summed over all collector envs) per call of the collector.
+            n_sample=1,
+            # (int) Length of each training sample, in steps; 1 means single transitions.
+            unroll_len=1,
+        ),
+        eval=dict(
+            evaluator=dict(
+                # (int) Evaluate every this many train iterations.
+                eval_freq=1000,
+            ),
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (int) Transitions the replay buffer holds before the oldest are overwritten.
+                replay_buffer_size=1_000_000,
+                # (float) Prioritized replay: priority exponent (0 = uniform).
+                alpha=0.6,
+                # (float) Prioritized replay: initial importance-sampling exponent.
+                beta=0.4,
+                # (int) Prioritized replay: samples over which beta anneals to 1 (0 = fixed beta).
+                anneal_step=0,
+            ),
+        ),
+    )
+
+    #: 'continuous' or 'discrete': the action space the policy's networks expect (None: any).
+    action_space: Optional[str] = None
+
+    @classmethod
+    def default_config(cls) -> EasyDict:
+        """The defaults of this class merged over those of its bases."""
+        merged: dict = {}
+        for klass in reversed(cls.__mro__):
+            if 'config' in vars(klass):
+                merged = deep_merge(merged, vars(klass)['config'])
+        return EasyDict(merged)
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        """The registered model name this policy builds when `policy.model.type` is not set."""
+        raise NotImplementedError(f'{cls.__name__} must name its default model')
+
+    def __init__(self, cfg: dict, model: Optional[nn.Module] = None,
+                 enable_field: Iterable[str] = MODES) -> None:
+        self._cfg = EasyDict(cfg)
+        self._enable_field = tuple(enable_field)
+        for field in self._enable_field:
+            if field not in MODES:
+                raise ConfigError(f"unknown policy mode '{field}' in enable_field; choose from {MODES}")
+        self._device = resolve_device(self._cfg.get('device', 'cpu'), self._cfg.get('cuda', False))
+        self._model = (model if model is not None else self._build_model()).to(self._device)
+        for field in self._enable_field:
+            getattr(self, f'_init_{field}')()
+
+    def _build_model(self) -> nn.Module:
+        kwargs = dict(self._cfg.get('model', {}))
+        name = kwargs.pop('type', None)
+        modules = kwargs.pop('import_names', [])
+        if not name:
+            name, modules = self.default_model()
+        import_names(modules)
+        return MODEL_REGISTRY.build(name, **kwargs)
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    @property
+    def model(self) -> nn.Module:
+        return self._model
+
+    @property
+    def cfg(self) -> EasyDict:
+        return self._cfg
+
+    # ----- the three modes -------------------------------------------------------------------
+    @property
+    def learn_mode(self) -> SimpleNamespace:
+        self._check_enabled('learn')
+        return SimpleNamespace(
+            forward=self._forward_learn, state_dict=self._state_dict_learn,
+            load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
+            reset=self._reset_learn, cfg=self._cfg)
+
+    @property
+    def collect_mode(self) -> SimpleNamespace:
+        self._check_enabled('collect')
+        return SimpleNamespace(
+            forward=self._forward_collect, random_action=self._random_action,
+            process_transition=self._process_transition, get_train_sample=self._get_train_sample,
+            reset=self._reset_collect, cfg=self._cfg)
+
+    @property
+    def eval_mode(self) -> SimpleNamespace:
+        self._check_enabled('eval')
+        return SimpleNamespace(forward=self._forward_eval, reset=self._reset_eval, cfg=self._cfg)
+
+    def _check_enabled(self, field: str) -> None:
+        if field not in self._enable_field:
+            raise RuntimeError(f"{type(self).__name__} was built without its '{field}' mode "
+                               f"(enable_field={self._enable_field})")
+
+    # ----- learn mode ------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        raise NotImplementedError
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """One gradient update on a batch; returns 0-d tensors to log (and 'priority' if used)."""
+        raise NotImplementedError
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return []
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {'model': self._model.state_dict()}
+
+    def _load_state_dict_learn(self, state_dict: dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict['model'])
+
+    def _reset_learn(self) -> None:
+        pass
+
+    # ----- collect mode ----------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        pass
+
+    def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
+        """Uniform random actions for the warm-up phase (`random_collect_size`)."""
+        raise NotImplementedError
+
+    def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
+                            timestep: Any) -> dict[str, Any]:
+        """The columns stored for a batch of env steps; `timestep.next_obs` is the true successor."""
+        return {
+            'obs': obs,
+            'action': policy_output['action'],
+            'reward': timestep.reward,
+            'next_obs': timestep.next_obs,
+            'terminated': timestep.terminated,
+            'truncated': timestep.truncated,
+        }
+
+    def _get_train_sample(self, transitions: dict[str, Any]) -> dict[str, Any]:
+        from tidal.rl_utils.sample import get_train_sample
+        return get_train_sample(transitions, self._cfg.collect.unroll_len)
+
+    def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        pass
+
+    # ----- eval mode -------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        pass
+
+    def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        pass
