@@ -1,0 +1,9 @@
+"""Network templates; importing this package registers them in MODEL_REGISTRY."""
+from tidal.models.heads import DiscreteHead, GaussianHead
+from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
+from tidal.models.qac import ContinuousQAC, DiscreteQAC
+from tidal.models.target import TargetNetwork
+from tidal.models.temperature import Temperature
+
+__all__ = ['ContinuousQAC', 'DiscreteHead', 'DiscreteQAC', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead',
+           'TargetNetwork', 'Temperature', 'mlp']

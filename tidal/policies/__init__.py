@@ -1,0 +1,6 @@
+"""Registered policies; importing this package registers the built-in ones."""
+from tidal.policies.base import Policy
+from tidal.policies.discrete_sac import DiscreteSACPolicy
+from tidal.policies.sac import SACPolicy
+
+__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy']

@@ -1,0 +1,76 @@
+"""Plain and ensembled multi-layer perceptrons."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+import torch.nn as nn
+
+ACTIVATIONS = {'relu': nn.ReLU, 'tanh': nn.Tanh, 'elu': nn.ELU, 'gelu': nn.GELU, 'silu': nn.SiLU}
+
+
+def get_activation(name: str) -> type[nn.Module]:
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation '{name}'; choose from {sorted(ACTIVATIONS)}")
+    return ACTIVATIONS[name]
+
+
+def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int | None = None,
+        activation: str = 'relu') -> nn.Sequential:
+    """Linear layers with `activation` between them; no activation after `out_dim`."""
+    act = get_activation(activation)
+    layers: list[nn.Module] = []
+    for size in hidden_sizes:
+        layers += [nn.Linear(in_dim, size), act()]
+        in_dim = size
+    if out_dim is not None:
+        layers.append(nn.Linear(in_dim, out_dim))
+    return nn.Sequential(*layers)
+
+
+class EnsembleLinear(nn.Module):
+    """`ensemble_size` independent linear layers evaluated in one batched matmul.
+
+    Input [B, in] (shared by all members) or [E, B, in]; output [E, B, out].
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, ensemble_size: int) -> None:
+        super().__init__()
+        self.in_dim, self.out_dim, self.ensemble_size = in_dim, out_dim, ensemble_size
+        self.weight = nn.Parameter(torch.empty(ensemble_size, in_dim, out_dim))
+        self.bias = nn.Parameter(torch.empty(ensemble_size, 1, out_dim))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # the same distribution as nn.Linear's default, drawn per member
+        bound = 1.0 / math.sqrt(self.in_dim)
+        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 2:
+            x = x.unsqueeze(0).expand(self.ensemble_size, -1, -1)
+        return torch.baddbmm(self.bias, x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f'in_dim={self.in_dim}, out_dim={self.out_dim}, ensemble_size={self.ensemble_size}'
+
+
+class EnsembleMLP(nn.Module):
+    """`ensemble_size` MLPs of the same shape, run together: [B, in] -> [E, B, out]."""
+
+    def __init__(self, in_dim: int, hidden_sizes: Sequence[int], out_dim: int, ensemble_size: int,
+                 activation: str = 'relu') -> None:
+        super().__init__()
+        act = get_activation(activation)
+        layers: list[nn.Module] = []
+        for size in hidden_sizes:
+            layers += [EnsembleLinear(in_dim, size, ensemble_size), act()]
+            in_dim = size
+        layers.append(EnsembleLinear(in_dim, out_dim, ensemble_size))
+        self.net = nn.Sequential(*layers)
+        self.ensemble_size = ensemble_size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)

@@ -1,0 +1,97 @@
+"""Actor + twin-critic templates for SAC-style algorithms.
+
+The critics are one `EnsembleMLP`: both Q functions run in a single batched matmul per layer, and
+their outputs come stacked along a leading ensemble dimension.
+"""
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import torch
+import torch.nn as nn
+
+from tidal.models.heads import DiscreteHead, GaussianHead
+from tidal.models.mlp import EnsembleMLP, mlp
+from tidal.registry import MODEL_REGISTRY
+
+Shape = Union[int, Sequence[int]]
+
+
+def flat_dim(shape: Shape) -> int:
+    """Number of features of a 1-D shape given as an int or a one-element list."""
+    if isinstance(shape, int):
+        return shape
+    shape = list(shape)
+    if len(shape) != 1:
+        raise ValueError(f'MLP models take flat vectors; got shape {shape} (use an encoder model for images)')
+    return int(shape[0])
+
+
+class ContinuousCritic(nn.Module):
+    """Q(s, a) for `ensemble_size` critics: ([B, obs], [B, act]) -> [E, B]."""
+
+    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: Sequence[int], ensemble_size: int,
+                 activation: str = 'relu') -> None:
+        super().__init__()
+        self.q = EnsembleMLP(obs_dim + action_dim, hidden_sizes, 1, ensemble_size, activation)
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.q(torch.cat([obs, action], dim=-1)).squeeze(-1)
+
+
+class DiscreteCritic(nn.Module):
+    """Q(s, .) for `ensemble_size` critics: [B, obs] -> [E, B, A]."""
+
+    def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: Sequence[int], ensemble_size: int,
+                 activation: str = 'relu') -> None:
+        super().__init__()
+        self.q = EnsembleMLP(obs_dim, hidden_sizes, action_dim, ensemble_size, activation)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.q(obs)
+
+
+@MODEL_REGISTRY.register('continuous_qac')
+class ContinuousQAC(nn.Module):
+    """Tanh-Gaussian actor and twin (or single) Q critic for bounded continuous actions."""
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
+                 actor_hidden_sizes: Sequence[int] = (256, 256),
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+        super().__init__()
+        obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
+        self.action_dim = action_dim
+        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
+        self.actor_head = GaussianHead(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
+        self.critic = ContinuousCritic(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1,
+                                       activation)
+
+    def actor(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, log std) of the pre-tanh Gaussian."""
+        return self.actor_head(self.actor_body(obs))
+
+    def actor_parameters(self) -> list[nn.Parameter]:
+        return [*self.actor_body.parameters(), *self.actor_head.parameters()]
+
+
+@MODEL_REGISTRY.register('discrete_qac')
+class DiscreteQAC(nn.Module):
+    """Categorical actor and twin (or single) Q(s, .) critic for discrete actions."""
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
+                 actor_hidden_sizes: Sequence[int] = (256, 256),
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+        super().__init__()
+        obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
+        self.action_dim = action_dim
+        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
+        self.actor_head = DiscreteHead(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
+        self.critic = DiscreteCritic(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1,
+                                     activation)
+
+    def actor(self, obs: torch.Tensor) -> torch.Tensor:
+        """Action logits."""
+        return self.actor_head(self.actor_body(obs))
+
+    def actor_parameters(self) -> list[nn.Parameter]:
+        return [*self.actor_body.parameters(), *self.actor_head.parameters()]

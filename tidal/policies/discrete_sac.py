@@ -1,0 +1,113 @@
+"""Soft Actor-Critic for discrete actions.
+
+Christodoulou 2019, "Soft Actor-Critic for Discrete Action Settings" (arXiv 1910.07207). With a
+finite action set the policy's expectations are exact sums over actions, so neither the critic
+target nor the policy loss needs sampling or the reparameterization trick; Q outputs one value per
+action. Observations may be a dict with 'observation' and 'action_mask' (1 = allowed).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import torch
+import torch.nn.functional as F
+
+from tidal.policies.common import bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.sac import SACPolicy
+from tidal.registry import POLICY_REGISTRY
+from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
+
+
+def split_action_mask(obs: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """(observation, action_mask or None) from a plain or dict observation batch."""
+    if isinstance(obs, dict):
+        return obs['observation'], obs.get('action_mask')
+    return obs, None
+
+
+@POLICY_REGISTRY.register('discrete_sac')
+class DiscreteSACPolicy(SACPolicy):
+    config = dict(
+        type='discrete_sac',
+        learn=dict(
+            # (float) Target entropy for auto alpha; None means 0.98 * log(action_dim), the paper's
+            # choice (section 4). DI-engine defaults to -action_dim, which is below the minimum entropy
+            # of any categorical distribution, so alpha would only ever shrink.
+            target_entropy=None,
+            # (float) Half-width of the uniform init of the logits layer (0: keep default init).
+            init_w=0.0,
+        ),
+    )
+    action_space = 'discrete'
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'discrete_qac', ['tidal.models.qac']
+
+    def _default_target_entropy(self) -> float:
+        return 0.98 * math.log(self._model.action_dim)
+
+    def _policy(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(observation, probabilities, log-probabilities) of the actor on a batch."""
+        observation, mask = split_action_mask(obs)
+        log_prob = F.log_softmax(masked_logits(self._model.actor(observation), mask), dim=-1)
+        return observation, log_prob.exp(), log_prob
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        reward, action = batch['reward'], batch['action']
+        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+        weight = sample_weight(batch, self._cfg.priority_IS_weight)
+        alpha = self._temperature.value
+
+        # 1. soft value of s' as an exact expectation over actions (eq. 10)
+        with torch.no_grad():
+            next_observation, next_prob, next_log_prob = self._policy(batch['next_obs'])
+            next_q = self._target_critic(next_observation).min(dim=0).values
+            next_value = (next_prob * (next_q - alpha * next_log_prob)).sum(dim=-1)
+
+        # 2. critic loss on the taken actions (eq. 2 with the target of eq. 10)
+        observation, prob, log_prob = self._policy(batch['obs'])
+        q_all = self._model.critic(observation)
+        q = gather_action(q_all, action)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        optimizer_step(self._optimizer_q, critic_losses.sum())
+
+        # 3. policy loss: KL to the soft-Q Boltzmann distribution, summed over actions (eq. 12)
+        min_q = q_all.detach().min(dim=0).values
+        policy_loss = (prob * (alpha * log_prob - min_q)).sum(dim=-1).mean()
+        optimizer_step(self._optimizer_policy, policy_loss)
+
+        # 4. temperature loss with the exact expected log-probability (eq. 11)
+        expected_log_prob = (prob * log_prob).sum(dim=-1)
+        info = self._update_temperature(expected_log_prob)
+
+        # 5. Polyak update of the target critics
+        self._target_critic.update(self._target_theta)
+
+        info.update(
+            critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
+            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(),
+            target_q_value=next_value.mean(), entropy=-expected_log_prob.detach().mean(),
+            priority=td_error.detach().abs().mean(dim=0),
+        )
+        if q.shape[0] > 1:
+            info['twin_critic_loss'] = critic_losses[1].detach()
+        return info
+
+    # ----- collect and eval ------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
+        _, prob, _ = self._policy(obs)
+        return {'action': torch.multinomial(prob, 1).squeeze(-1)}
+
+    def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
+        observation, mask = split_action_mask(obs)
+        if mask is None:
+            mask = torch.ones(observation.shape[0], self._model.action_dim, device=self._device)
+        return {'action': torch.multinomial(mask.float(), 1).squeeze(-1)}
+
+    @torch.no_grad()
+    def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
+        observation, mask = split_action_mask(obs)
+        return {'action': masked_logits(self._model.actor(observation), mask).argmax(dim=-1)}

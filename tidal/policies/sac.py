@@ -1,0 +1,187 @@
+"""Soft Actor-Critic for continuous actions.
+
+Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications" (arXiv 1812.05905), the
+version without a state-value network: twin Q critics with a Polyak-averaged target, a
+tanh-squashed Gaussian actor trained through the reparameterization trick, and an entropy
+temperature alpha tuned towards a target entropy.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from tidal.config.schema import FreeDict
+from tidal.models import TargetNetwork, Temperature
+from tidal.policies.base import Policy
+from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.registry import POLICY_REGISTRY
+from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
+
+
+@POLICY_REGISTRY.register('sac')
+class SACPolicy(Policy):
+    config = dict(
+        type='sac',
+        # (int) Env steps of uniform random actions before the first update.
+        random_collect_size=10000,
+        model=FreeDict(
+            # (bool) Two Q critics and the minimum of their targets (clipped double Q).
+            twin_critic=True,
+        ),
+        learn=dict(
+            # (int) Gradient updates per collector call (with n_sample=1: updates per env step).
+            update_per_collect=1,
+            # (int) Transitions per gradient update.
+            batch_size=256,
+            # (float) Adam learning rate of the Q critics.
+            learning_rate_q=3e-4,
+            # (float) Adam learning rate of the actor.
+            learning_rate_policy=3e-4,
+            # (float) Adam learning rate of the temperature (auto_alpha only).
+            learning_rate_alpha=3e-4,
+            # (float) Polyak factor of the target critics: target += target_theta * (online - target).
+            target_theta=0.005,
+            # (float) Discount factor gamma.
+            discount_factor=0.99,
+            # (float) Entropy temperature alpha; its initial value when auto_alpha is on.
+            alpha=0.2,
+            # (bool) Tune alpha towards target_entropy (SAC v2) instead of keeping it fixed.
+            auto_alpha=True,
+            # (bool) Learn log(alpha) rather than alpha itself (keeps alpha positive, better conditioned).
+            log_space=True,
+            # (float) Target entropy for auto alpha; None means -action_dim, the paper's heuristic.
+            target_entropy=None,
+            # (bool) Always bootstrap, even from terminal states.
+            ignore_done=False,
+            # (float) Half-width of the uniform init of the actor's output layer (0: keep default init).
+            init_w=3e-3,
+        ),
+        collect=dict(
+            # (int) Env steps per collector call, summed over collector envs.
+            n_sample=1,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (int) Transitions kept in the replay buffer.
+                replay_buffer_size=1_000_000,
+            ),
+        ),
+    )
+    action_space = 'continuous'
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'continuous_qac', ['tidal.models.qac']
+
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        self._gamma = learn.discount_factor
+        self._target_theta = learn.target_theta
+        if learn.init_w:
+            self._model.actor_head.init_uniform(learn.init_w)
+        self._optimizer_q = adam(self._model.critic.parameters(), learn.learning_rate_q)
+        self._optimizer_policy = adam(self._model.actor_parameters(), learn.learning_rate_policy)
+        self._target_critic = TargetNetwork(self._model.critic)
+        self._temperature = Temperature(learn.alpha, learn.auto_alpha, learn.log_space).to(self._device)
+        self._optimizer_alpha = (adam(self._temperature.parameters(), learn.learning_rate_alpha)
+                                 if learn.auto_alpha else None)
+        self._target_entropy = self._default_target_entropy() if learn.target_entropy is None \
+            else float(learn.target_entropy)
+
+    def _default_target_entropy(self) -> float:
+        return -float(np.prod(self._cfg.model.action_shape))
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        obs, action, reward, next_obs = batch['obs'], batch['action'], batch['reward'], batch['next_obs']
+        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+        weight = sample_weight(batch, self._cfg.priority_IS_weight)
+        alpha = self._temperature.value
+
+        # 1. soft state value of s' under the current policy and the target critics (eq. 3)
+        with torch.no_grad():
+            next_action, next_log_prob = tanh_gaussian_sample(*self._model.actor(next_obs))
+            next_q = self._target_critic(next_obs, next_action).min(dim=0).values
+            next_value = next_q - alpha * next_log_prob
+
+        # 2. critic loss, J_Q (eq. 5), one term per critic of the ensemble
+        q = self._model.critic(obs, action)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        optimizer_step(self._optimizer_q, critic_losses.sum())
+
+        # 3. policy loss, J_pi (eq. 7): the critics are constants here, so no gradients for their weights
+        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs))
+        self._model.critic.requires_grad_(False)
+        q_new = self._model.critic(obs, action_new).min(dim=0).values
+        self._model.critic.requires_grad_(True)
+        policy_loss = (alpha * log_prob - q_new).mean()
+        optimizer_step(self._optimizer_policy, policy_loss)
+
+        # 4. temperature loss, J(alpha) (eq. 18)
+        info = self._update_temperature(log_prob)
+
+        # 5. Polyak update of the target critics
+        self._target_critic.update(self._target_theta)
+
+        info.update(
+            critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
+            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(),
+            target_q_value=next_value.mean(), entropy=-log_prob.detach().mean(),
+            priority=td_error.detach().abs().mean(dim=0),
+        )
+        if q.shape[0] > 1:
+            info['twin_critic_loss'] = critic_losses[1].detach()
+        return info
+
+    def _update_temperature(self, log_prob: torch.Tensor) -> dict[str, torch.Tensor]:
+        if self._optimizer_alpha is None:
+            return {}
+        alpha_loss = self._temperature.loss(log_prob, self._target_entropy)
+        optimizer_step(self._optimizer_alpha, alpha_loss)
+        self._temperature.clamp_()
+        return {'alpha_loss': alpha_loss.detach()}
+
+    def _monitor_vars_learn(self) -> list[str]:
+        names = ['critic_loss', 'policy_loss', 'alpha', 'td_error', 'q_value', 'target_q_value', 'entropy']
+        if self._cfg.model.get('twin_critic', True):
+            names.append('twin_critic_loss')
+        if self._cfg.learn.auto_alpha:
+            names.append('alpha_loss')
+        return names
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        state = {
+            'model': self._model.state_dict(),
+            'target_critic': self._target_critic.net.state_dict(),
+            'temperature': self._temperature.state_dict(),
+            'optimizer_q': self._optimizer_q.state_dict(),
+            'optimizer_policy': self._optimizer_policy.state_dict(),
+        }
+        if self._optimizer_alpha is not None:
+            state['optimizer_alpha'] = self._optimizer_alpha.state_dict()
+        return state
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        self._model.load_state_dict(state['model'])
+        self._target_critic.net.load_state_dict(state['target_critic'])
+        self._temperature.load_state_dict(state['temperature'])
+        self._optimizer_q.load_state_dict(state['optimizer_q'])
+        self._optimizer_policy.load_state_dict(state['optimizer_policy'])
+        if self._optimizer_alpha is not None:
+            self._optimizer_alpha.load_state_dict(state['optimizer_alpha'])
+
+    # ----- collect and eval ------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:
+        action, _ = tanh_gaussian_sample(*self._model.actor(obs))
+        return {'action': action}
+
+    def _random_action(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        shape = (obs.shape[0], self._model.action_dim)
+        return {'action': torch.rand(shape, device=self._device) * 2.0 - 1.0}
+
+    @torch.no_grad()
+    def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        mu, _ = self._model.actor(obs)
+        return {'action': torch.tanh(mu)}

@@ -1,0 +1,47 @@
+"""One-step temporal-difference errors.
+
+Bootstrapping stops only at `terminated`; a truncated step (time limit) still bootstraps, because
+the state it ends in has a value. Values may carry leading ensemble dims: value [..., B].
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+
+def td_target(reward: torch.Tensor, next_value: torch.Tensor, terminated: torch.Tensor,
+              gamma: float) -> torch.Tensor:
+    """r + gamma * (1 - terminated) * V(s')."""
+    return reward + gamma * (1.0 - terminated.to(reward.dtype)) * next_value
+
+
+def v_1step_td_error(value: torch.Tensor, next_value: torch.Tensor, reward: torch.Tensor,
+                     terminated: torch.Tensor, gamma: float,
+                     weight: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Regress `value` [..., B] to r + gamma (1 - terminated) next_value.
+
+    Returns (loss [...], td_error [..., B]): the loss is the (importance-)weighted mean squared
+    error over the batch, one per leading index (one per critic of an ensemble); td_error is
+    target - value, whose magnitude serves as a replay priority.
+    """
+    target = td_target(reward, next_value, terminated, gamma).detach()
+    td_error = target - value
+    squared = td_error.pow(2)
+    if weight is not None:
+        squared = squared * weight
+    return squared.mean(dim=-1), td_error
+
+
+def q_1step_td_error(q: torch.Tensor, next_q: torch.Tensor, action: torch.Tensor, next_action: torch.Tensor,
+                     reward: torch.Tensor, terminated: torch.Tensor, gamma: float,
+                     weight: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Regress Q(s, a) to r + gamma (1 - terminated) Q'(s', a'), with q, next_q of shape [..., B, A]."""
+    return v_1step_td_error(gather_action(q, action), gather_action(next_q, next_action), reward, terminated,
+                            gamma, weight)
+
+
+def gather_action(q: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """Q(s, a) from Q(s, .): q [..., B, A], action [B] (int) -> [..., B]."""
+    index = action.long().reshape(*([1] * (q.dim() - 2)), -1, 1).expand(*q.shape[:-1], 1)
+    return q.gather(-1, index).squeeze(-1)
