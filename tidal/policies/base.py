@@ -145,6 +145,10 @@ class Policy:
         import_names(modules)
         return MODEL_REGISTRY.build(name, **kwargs)
 
+    def load_weights(self, state: dict[str, Any]) -> None:
+        """Load the network weights from a learn-mode state dict (e.g. a checkpoint's 'policy' entry)."""
+        self._model.load_state_dict(state['model'])
+
     @property
     def device(self) -> torch.device:
         return self._device

@@ -1,0 +1,63 @@
+"""Shared test fixtures: a tiny deterministic env whose every value is known."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from tidal.envs import GymEnv
+
+COUNTER_ID = 'tidal_test/Counter-v0'
+
+
+class CounterEnv(gymnasium.Env):
+    """The observation and the reward are the steps taken in this episode, so every value is known.
+
+    Terminates when the count reaches `terminate_at`; truncation comes from `max_episode_steps`.
+    With `dict_obs` the observation is {'observation', 'action_mask'}, the mask being [1, count % 2].
+    """
+
+    def __init__(self, terminate_at: int | None = None, dict_obs: bool = False,
+                 obs_shape: tuple[int, ...] = (1,), obs_dtype: str = 'float32') -> None:
+        self.terminate_at = terminate_at
+        self.dict_obs = dict_obs
+        self.obs_shape = tuple(obs_shape)
+        self.obs_dtype = np.dtype(obs_dtype)
+        count_space = spaces.Box(0.0, 1000.0, self.obs_shape, self.obs_dtype)
+        if dict_obs:
+            self.observation_space = spaces.Dict(
+                observation=count_space, action_mask=spaces.Box(0, 1, (2,), np.int8))
+        else:
+            self.observation_space = count_space
+        self.action_space = spaces.Discrete(2)
+        self.count = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        self.count = 0
+        return self._obs(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.count += 1
+        terminated = self.terminate_at is not None and self.count >= self.terminate_at
+        return self._obs(), float(self.count), terminated, False, {}
+
+    def _obs(self) -> Any:
+        count = np.full(self.obs_shape, self.count, dtype=self.obs_dtype)
+        if self.dict_obs:
+            return {'observation': count, 'action_mask': np.array([1, self.count % 2], dtype=np.int8)}
+        return count
+
+
+gymnasium.register(COUNTER_ID, entry_point=CounterEnv)
+
+
+@pytest.fixture
+def counter_env() -> Callable[..., GymEnv]:
+    """Builds the 'gym' adapter for the counter env with the given gymnasium.make kwargs."""
+    def build(**env_kwargs: Any) -> GymEnv:
+        return GymEnv({'env_id': COUNTER_ID, 'env_kwargs': env_kwargs})
+    return build

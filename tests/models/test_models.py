@@ -1,0 +1,79 @@
+import math
+
+import pytest
+import torch
+
+from tidal.models import ContinuousQAC, DiscreteQAC, EnsembleLinear, TargetNetwork, Temperature
+from tidal.registry import MODEL_REGISTRY
+
+
+def test_ensemble_linear_equals_independent_linear_layers():
+    torch.manual_seed(0)
+    layer = EnsembleLinear(3, 2, ensemble_size=2)
+    x = torch.randn(5, 3)
+    out = layer(x)
+    assert out.shape == (2, 5, 2)
+    for member in range(2):
+        expected = x @ layer.weight[member] + layer.bias[member]
+        assert torch.allclose(out[member], expected, atol=1e-6)
+
+
+def test_continuous_qac_shapes():
+    model = ContinuousQAC(obs_shape=3, action_shape=[2], actor_hidden_sizes=[8], critic_hidden_sizes=[8, 8])
+    mu, log_std = model.actor(torch.randn(4, 3))
+    assert mu.shape == log_std.shape == (4, 2)
+    assert model.critic(torch.randn(4, 3), torch.randn(4, 2)).shape == (2, 4)
+    single = ContinuousQAC(3, 2, twin_critic=False)
+    assert single.critic(torch.randn(4, 3), torch.randn(4, 2)).shape == (1, 4)
+
+
+def test_discrete_qac_shapes():
+    model = DiscreteQAC(obs_shape=4, action_shape=3)
+    assert model.actor(torch.randn(5, 4)).shape == (5, 3)
+    assert model.critic(torch.randn(5, 4)).shape == (2, 5, 3)
+
+
+def test_models_are_registered():
+    assert {'continuous_qac', 'discrete_qac'} <= set(MODEL_REGISTRY.names())
+
+
+def test_target_network_polyak_update():
+    online = torch.nn.Linear(2, 1)
+    target = TargetNetwork(online)
+    with torch.no_grad():
+        online.weight.fill_(1.0)
+        target.net.weight.fill_(0.0)
+    target.update(0.25)
+    assert torch.allclose(target.net.weight, torch.full((1, 2), 0.25))
+    assert not any(p.requires_grad for p in target.parameters())
+    target.hard_update()
+    assert torch.equal(target.net.weight, online.weight)
+
+
+def test_target_network_state_dict_holds_only_the_copy():
+    target = TargetNetwork(torch.nn.Linear(2, 1))
+    assert set(target.state_dict()) == {'net.weight', 'net.bias'}
+
+
+def test_temperature_log_space_loss_gradient_sign():
+    temperature = Temperature(0.2, auto=True, log_space=True)
+    assert temperature.value.item() == pytest.approx(0.2)
+    # entropy (-log_prob = 0.5) below the target (1.0): the loss must push alpha up
+    loss = temperature.loss(torch.full((4,), -0.5), target_entropy=1.0)
+    loss.backward()
+    assert loss.item() == pytest.approx(-math.log(0.2) * 0.5)
+    assert temperature.raw.grad.item() < 0  # gradient descent increases log alpha
+
+
+def test_fixed_temperature_has_no_parameters():
+    temperature = Temperature(0.1, auto=False)
+    assert list(temperature.parameters()) == []
+    assert temperature.value.item() == pytest.approx(0.1)
+
+
+def test_direct_temperature_is_clamped_non_negative():
+    temperature = Temperature(0.1, auto=True, log_space=False)
+    with torch.no_grad():
+        temperature.raw.fill_(-0.3)
+    temperature.clamp_()
+    assert temperature.value.item() == 0.0

@@ -1,0 +1,128 @@
+"""The `tidal` command line. User errors end with one line on stderr and exit code 2."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from tidal.errors import TidalError
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser('train', help='train a policy from a config file or zoo name')
+    p.add_argument('config', help='config file (.py/.yaml/.json) or zoo config name, e.g. pendulum_sac')
+    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('--device', choices=['cpu', 'cuda', 'auto'], help='overrides policy.device')
+    p.add_argument('--max-env-step', type=int, help='stop after this many env steps')
+    p.add_argument('--max-train-iter', type=int, help='stop after this many gradient updates')
+    p.add_argument('--exp-name', help='run folder (overrides exp_name)')
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE',
+                   help='import a module first (registers your own policy, model or env); repeatable')
+    p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
+                   help='override a config key, e.g. policy.learn.batch_size=128; repeatable')
+    p.add_argument('--no-progress', action='store_true', help='no progress bar')
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='tidal', description='tidal: registry-driven reinforcement learning')
+    sub = parser.add_subparsers(dest='command', required=True)
+    _add_train(sub)
+
+    p = sub.add_parser('eval', help='evaluate a checkpoint with the deterministic policy')
+    p.add_argument('config')
+    p.add_argument('--ckpt', required=True, help='checkpoint file (ckpt/best.pt or ckpt/latest.pt of a run)')
+    p.add_argument('--episodes', type=int, default=None, help='episodes to run (default: env.n_evaluator_episode)')
+    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+
+    p = sub.add_parser('resume', help='continue a run from its folder')
+    p.add_argument('run_dir')
+    p.add_argument('--no-progress', action='store_true')
+
+    p = sub.add_parser('list', help='list registered names or zoo configs')
+    p.add_argument('what', nargs='?', default='all', choices=['all', 'policies', 'models', 'envs', 'configs'])
+
+    p = sub.add_parser('config', help='inspect configs')
+    config_sub = p.add_subparsers(dest='config_command', required=True)
+    show = config_sub.add_parser('show', help='print the resolved config with the comments of its defaults')
+    show.add_argument('config')
+    show.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+    show.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE')
+
+    p = sub.add_parser('plot', help='plot eval return against env steps for one or more runs')
+    p.add_argument('run_dirs', nargs='+')
+    p.add_argument('-o', '--output', default='curves.png')
+    return parser
+
+
+def _train(args: argparse.Namespace) -> None:
+    from tidal.entry.serial_pipeline import serial_pipeline
+    overrides = list(args.overrides)
+    if args.device:
+        overrides.append(f'policy.device={args.device}')
+    if args.exp_name:
+        overrides.append(f'exp_name={args.exp_name}')
+    serial_pipeline(args.config, seed=args.seed, max_env_step=args.max_env_step,
+                    max_train_iter=args.max_train_iter, overrides=overrides, progress=not args.no_progress)
+
+
+def _eval(args: argparse.Namespace) -> None:
+    from tidal.entry.evaluate import evaluate_checkpoint
+    result = evaluate_checkpoint(args.config, args.ckpt, episodes=args.episodes, seed=args.seed)
+    print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '
+          f'(mean length {result.length_mean:.1f})')
+
+
+def _list(what: str) -> None:
+    from tidal.config import zoo_names
+    from tidal.registry import ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+    tables = {'policies': POLICY_REGISTRY.names, 'models': MODEL_REGISTRY.names, 'envs': ENV_REGISTRY.names,
+              'configs': zoo_names}
+    for name, names in tables.items():
+        if what in ('all', name):
+            if what == 'all':
+                print(f'{name}:')
+            for entry in names():
+                print(f'  {entry}' if what == 'all' else entry)
+
+
+def _config_show(args: argparse.Namespace) -> None:
+    from tidal.config import describe_config
+    print(describe_config(args.config, overrides=args.overrides))
+
+
+def _dispatch(args: argparse.Namespace) -> None:
+    from tidal.registry import import_names
+    import_names(getattr(args, 'imports', []))
+    if args.command == 'train':
+        _train(args)
+    elif args.command == 'eval':
+        _eval(args)
+    elif args.command == 'resume':
+        from tidal.entry.serial_pipeline import resume
+        resume(args.run_dir, progress=not args.no_progress)
+    elif args.command == 'list':
+        _list(args.what)
+    elif args.command == 'config':
+        _config_show(args)
+    elif args.command == 'plot':
+        from tidal.worker.plot import plot_curves
+        print(plot_curves(args.run_dirs, Path(args.output)))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        _dispatch(args)
+    except TidalError as err:
+        print(f'tidal: error: {err}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print('tidal: interrupted', file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Evaluating a saved policy outside of training."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from tidal.entry.setup import EVALUATOR_SEED_OFFSET, ConfigInput, build_policy, load_config, set_seed
+from tidal.envs.env_manager import make_env_manager
+from tidal.registry import ENV_REGISTRY
+from tidal.worker.checkpoint import load_checkpoint, policy_state
+from tidal.worker.evaluator import EvalResult, Evaluator
+
+
+def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: Optional[int] = None,
+                        seed: int = 0) -> EvalResult:
+    """Run `episodes` deterministic episodes of the policy stored in `ckpt`."""
+    cfg = load_config(input_cfg, seed)
+    set_seed(seed)
+    policy = build_policy(cfg, enable_field=('eval',))
+    policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))
+    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
+    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num)
+    evaluator = Evaluator(manager, policy.eval_mode, policy.device,
+                          n_episode=episodes or cfg.env.n_evaluator_episode, eval_freq=1,
+                          seed=seed + EVALUATOR_SEED_OFFSET)
+    try:
+        return evaluator.eval()
+    finally:
+        manager.close()

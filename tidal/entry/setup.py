@@ -1,0 +1,86 @@
+"""Building the parts of a run from a compiled config; shared by every pipeline."""
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from tidal.config import compile_config, resolve_config_source
+from tidal.envs.env_manager import EnvManager, make_env_manager
+from tidal.errors import ConfigError
+from tidal.policies.base import Policy
+from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
+from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
+from tidal.worker.replay_buffer import ReplayBuffer
+
+ConfigInput = Union[str, os.PathLike, tuple]
+
+EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
+
+
+def load_config(input_cfg: ConfigInput, seed: int = 0, overrides: Iterable[str] = ()) -> EasyDict:
+    """Compile a config given as a file path, a zoo name or a (main_config, create_config) pair."""
+    if isinstance(input_cfg, (tuple, list)):
+        main_config, create_config = input_cfg
+    else:
+        main_config, create_config = resolve_config_source(str(input_cfg))
+    return compile_config(main_config, create_config, seed=seed, overrides=overrides)
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, numpy and torch so that a run on CPU repeats exactly."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def new_run_dir(exp_name: str) -> Path:
+    """`exp_name`, or `exp_name_<timestamp>` if that folder already holds a run (never overwrite one)."""
+    run_dir = Path(exp_name)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        run_dir = Path(f"{exp_name}_{time.strftime('%y%m%d_%H%M%S')}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
+def build_env_managers(cfg: EasyDict) -> tuple[EnvManager, EnvManager]:
+    """Collector and evaluator env managers (their workers seed them on reset)."""
+    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
+    collector_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num)
+    evaluator_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num)
+    return collector_env, evaluator_env
+
+
+def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> Policy:
+    return POLICY_REGISTRY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
+
+
+def build_replay_buffer(cfg: EasyDict, device: torch.device, seed: int) -> ReplayBuffer:
+    buffer_cfg = cfg.policy.other.replay_buffer
+    size = int(buffer_cfg.replay_buffer_size)
+    if cfg.policy.priority:
+        return PrioritizedReplayBuffer(size, alpha=buffer_cfg.alpha, beta=buffer_cfg.beta,
+                                       anneal_step=buffer_cfg.anneal_step, device=device, seed=seed)
+    return ReplayBuffer(size, device=device, seed=seed)
+
+
+def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:
+    if max_env_step is None and max_train_iter is None and cfg.env.stop_value is None:
+        raise ConfigError('nothing would end this run: give max_env_step (--max-env-step), '
+                          'max_train_iter or env.stop_value')
+
+
+def rng_state() -> dict[str, Any]:
+    return {'python': random.getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state['python'])
+    np.random.set_state(state['numpy'])
+    torch.set_rng_state(state['torch'])

@@ -1,0 +1,162 @@
+"""Env managers: step a batch of envs together on top of gymnasium's vector envs.
+
+Envs reset in the same step their episode ends (gymnasium's SAME_STEP autoreset), so every `step`
+yields one valid transition per env: `next_obs` is the true successor of the acted-on obs, while
+`obs` is what to act on next. Both managers keep running episode returns so collectors and
+evaluators read finished episodes off each `Step` without their own bookkeeping.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
+from gymnasium.vector.utils import concatenate, create_empty_array
+
+from tidal.errors import ConfigError
+from tidal.registry import ENV_MANAGER_REGISTRY
+
+EnvFn = Callable[[], gymnasium.Env]
+
+
+@dataclass
+class Step:
+    """One batched env step; every array has the env index as its leading dimension.
+
+    `obs` and `next_obs` may be the same object where no episode ended; treat both as read-only.
+    """
+
+    obs: Any                     # observation to act on next: a new episode's first obs where one ended
+    next_obs: Any                # true successor of the acted-on obs: the final obs where an episode ended
+    reward: np.ndarray           # float32 [N]
+    terminated: np.ndarray       # bool [N]: the MDP ended; do not bootstrap
+    truncated: np.ndarray        # bool [N]: cut off (time limit); bootstrap from next_obs
+    episode_return: np.ndarray   # float64 [N]: return of the episode that ended here, NaN elsewhere
+    episode_length: np.ndarray   # int64 [N]: length of the episode that ended here, 0 elsewhere
+    info: dict                   # gymnasium's vector info (incl. 'final_obs' and 'final_info')
+
+    @property
+    def done(self) -> np.ndarray:
+        """Envs whose episode ended at this step, for either reason."""
+        return self.terminated | self.truncated
+
+
+class EnvManager:
+    """The shared logic of both managers; subclasses only choose the gymnasium vector env."""
+
+    config: dict = dict(
+        # (str) Registered env manager: 'base' (envs in this process) or 'subprocess' (one process per env).
+        type='base',
+    )
+
+    def __init__(self, env_fns: list[EnvFn]) -> None:
+        if not env_fns:
+            raise ConfigError('an env manager needs at least one env (env.collector_env_num / '
+                              'env.evaluator_env_num must be >= 1)')
+        self._vector_env = self._make_vector_env(list(env_fns))
+        self.num_envs: int = self._vector_env.num_envs
+        self.observation_space: gymnasium.Space = self._vector_env.single_observation_space
+        self.action_space: gymnasium.Space = self._vector_env.single_action_space
+        self._running_return = np.zeros(self.num_envs, dtype=np.float64)
+        self._running_length = np.zeros(self.num_envs, dtype=np.int64)
+        self._has_reset = False
+
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+        raise NotImplementedError
+
+    def reset(self, seed: int | None = None) -> Any:
+        """Start a new episode in every env; env i is seeded with `seed + i`."""
+        obs, _ = self._vector_env.reset(seed=seed)
+        if seed is not None:
+            self._vector_env.action_space.seed(seed)
+        self._running_return[:] = 0.0
+        self._running_length[:] = 0
+        self._has_reset = True
+        return obs
+
+    def step(self, actions: np.ndarray) -> Step:
+        if not self._has_reset:
+            raise RuntimeError('call reset() before the first step()')
+        obs, reward, terminated, truncated, info = self._vector_env.step(self._fit_actions(actions))
+        done = terminated | truncated
+        self._running_return += reward
+        self._running_length += 1
+        episode_return = np.where(done, self._running_return, np.nan)
+        episode_length = np.where(done, self._running_length, 0)
+        self._running_return[done] = 0.0
+        self._running_length[done] = 0
+        return Step(obs=obs, next_obs=self._next_obs(obs, info), reward=reward.astype(np.float32),
+                    terminated=terminated, truncated=truncated, episode_return=episode_return,
+                    episode_length=episode_length, info=info)
+
+    def sample_actions(self) -> np.ndarray:
+        """Uniform random actions for every env (the warm-up before training); seeded by `reset`."""
+        return self._vector_env.action_space.sample()
+
+    def close(self) -> None:
+        self._vector_env.close()
+
+    def __enter__(self) -> EnvManager:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _fit_actions(self, actions: Any) -> np.ndarray:
+        """Accept [N] for a one-dimensional Box and [N, 1] for Discrete, the shapes policies often emit."""
+        actions = np.asarray(actions)
+        space, n = self.action_space, self.num_envs
+        if isinstance(space, gymnasium.spaces.Box) and space.shape == (1,) and actions.shape == (n,):
+            return actions.reshape(n, 1)
+        if isinstance(space, gymnasium.spaces.Discrete) and actions.shape == (n, 1):
+            return actions.reshape(n)
+        return actions
+
+    def _next_obs(self, obs: Any, info: dict) -> Any:
+        """`obs` with the final observation written in for the envs whose episode ended."""
+        ended = info.get('_final_obs')
+        if ended is None or not ended.any():
+            return obs
+        rows = np.flatnonzero(ended)
+        final = create_empty_array(self.observation_space, n=len(rows))
+        final = concatenate(self.observation_space, list(info['final_obs'][rows]), final)
+        return _with_rows(obs, rows, final)
+
+
+def _with_rows(batch: Any, rows: np.ndarray, values: Any) -> Any:
+    """A copy of a batched obs (array, dict or tuple of them) with `rows` replaced by `values`."""
+    if isinstance(batch, dict):
+        return {key: _with_rows(batch[key], rows, values[key]) for key in batch}
+    if isinstance(batch, tuple):
+        return tuple(_with_rows(part, rows, value) for part, value in zip(batch, values))
+    replaced = batch.copy()
+    replaced[rows] = values
+    return replaced
+
+
+@ENV_MANAGER_REGISTRY.register('base')
+class BaseEnvManager(EnvManager):
+    """All envs in this process, stepped one after another: fastest for cheap envs."""
+
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+        return SyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+@ENV_MANAGER_REGISTRY.register('subprocess')
+class SubprocessEnvManager(EnvManager):
+    """One worker process per env; pays off only when an env step is expensive (physics, rendering)."""
+
+    def __init__(self, env_fns: list[EnvFn], context: str | None = None) -> None:
+        self._context = context  # multiprocessing start method; None: the platform default
+        super().__init__(env_fns)
+
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+        return AsyncVectorEnv(env_fns, context=self._context, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def make_env_manager(env_fn: EnvFn, manager_type: str, num_envs: int) -> EnvManager:
+    """`num_envs` copies of `env_fn` behind the manager registered as `manager_type`."""
+    manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
+    return manager_cls([env_fn] * num_envs)

@@ -1,0 +1,145 @@
+"""The gymnasium adapter: env type 'gym' builds wrapped gymnasium envs from the `env` config section.
+
+Wrapping is the same for every env so that policies see one convention: Box actions in [-1, 1]
+(when `normalize_action`) and float32 Box observations.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import warnings
+import gymnasium
+import numpy as np
+from easydict import EasyDict
+from gymnasium import spaces as gym_spaces
+from gymnasium.wrappers import DtypeObservation, RescaleAction
+
+from tidal.config.schema import FreeDict
+from tidal.errors import EnvError
+from tidal.registry import ENV_REGISTRY
+
+
+@ENV_REGISTRY.register('gym')
+class GymEnv:
+    """Creates copies of one gymnasium env and tells the policy which shapes to expect."""
+
+    config: dict = dict(
+        # (str) Registered env type; filled from create_config.env.type.
+        type='',
+        # (list[str]) Modules to import before the env type is looked up (a user's own env).
+        import_names=[],
+        # (str) gymnasium id passed to gymnasium.make, e.g. 'Pendulum-v1'.
+        env_id='',
+        # (int) Envs stepped together by the collector.
+        collector_env_num=1,
+        # (int) Envs stepped together by the evaluator.
+        evaluator_env_num=1,
+        # (int) Episodes per evaluation.
+        n_evaluator_episode=5,
+        # (float) Stop training once the mean eval return reaches this (None: never).
+        stop_value=None,
+        # (bool) Rescale Box actions so the policy acts in [-1, 1].
+        normalize_action=True,
+        # Keyword arguments for gymnasium.make (e.g. max_episode_steps, or the env's own arguments).
+        env_kwargs=FreeDict(),
+    )
+
+    def __init__(self, cfg: dict) -> None:
+        merged = copy.deepcopy(self.config)
+        merged.update(cfg)
+        self.cfg = EasyDict(merged)
+        self._spaces: tuple[gymnasium.Space, gymnasium.Space] | None = None
+
+    @property
+    def env_id(self) -> str:
+        return self.cfg.env_id
+
+    def make(self) -> gymnasium.Env:
+        """One env instance with tidal's wrappers; pickles cleanly, so it can build envs in subprocesses."""
+        env = self._make_raw()
+        action_space = env.action_space
+        if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
+            env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
+        obs_space = env.observation_space
+        if isinstance(obs_space, gym_spaces.Box) and obs_space.dtype != np.float32:
+            with warnings.catch_warnings():  # the precision loss is the point of the cast
+                warnings.filterwarnings('ignore', message='.*precision lowered')
+                env = DtypeObservation(env, np.float32)
+        return env
+
+    def spaces(self) -> tuple[gymnasium.Space, gymnasium.Space]:
+        """(observation space, action space) of one wrapped env; built once, then cached."""
+        if self._spaces is None:
+            env = self.make()
+            self._spaces = (env.observation_space, env.action_space)
+            env.close()
+        return self._spaces
+
+    def infer_shapes(self) -> dict:
+        """The `policy.model` keys a model needs from the env, as plain Python values for the config."""
+        obs_space, action_space = self.spaces()
+        return dict(
+            obs_shape=self._obs_shape(obs_space),
+            action_shape=self._action_shape(action_space),
+            action_space='discrete' if isinstance(action_space, gym_spaces.Discrete) else 'continuous',
+        )
+
+    def _make_raw(self) -> gymnasium.Env:
+        env_id = self.env_id
+        if not env_id:
+            raise EnvError('env.env_id is not set')
+        if env_id.startswith('ALE/'):
+            _import_ale(env_id)
+        try:
+            return gymnasium.make(env_id, **dict(self.cfg.env_kwargs or {}))
+        except (gymnasium.error.UnregisteredEnv, gymnasium.error.DeprecatedEnv) as err:
+            raise EnvError(_unknown_id_message(env_id)) from err
+        except TypeError as err:
+            original = err.__cause__ or err  # gymnasium re-raises with the kwargs appended
+            raise EnvError(f"env.env_kwargs do not fit gymnasium env '{env_id}': {original}") from err
+        except (ImportError, gymnasium.error.DependencyNotInstalled) as err:
+            raise EnvError(f"gymnasium env '{env_id}' (env.env_id) cannot be created: {err}") from err
+
+    def _obs_shape(self, space: gymnasium.Space) -> int | list[int]:
+        if isinstance(space, gym_spaces.Dict) and {'observation', 'action_mask'} <= set(space.spaces):
+            space = space['observation']
+        if isinstance(space, gym_spaces.Box):
+            return _shape(space.shape)
+        raise EnvError(f"cannot infer policy.model.obs_shape from the observation space {space} of "
+                       f"'{self.env_id}' (env.env_id): expected a Box, or a Dict with 'observation' "
+                       f"and 'action_mask'")
+
+    def _action_shape(self, space: gymnasium.Space) -> int | list[int]:
+        if isinstance(space, gym_spaces.Discrete) and space.start == 0:
+            return int(space.n)
+        if isinstance(space, gym_spaces.Box) and len(space.shape) == 1:
+            return int(space.shape[0])
+        raise EnvError(f"cannot infer policy.model.action_shape from the action space {space} of "
+                       f"'{self.env_id}' (env.env_id): expected Discrete(n) or a 1-D Box")
+
+
+def _shape(shape: tuple[int, ...]) -> int | list[int]:
+    return int(shape[0]) if len(shape) == 1 else [int(size) for size in shape]
+
+
+def _is_bounded_box(space: gymnasium.Space) -> bool:
+    return isinstance(space, gym_spaces.Box) and bool(space.is_bounded('both'))
+
+
+def _is_unit_box(space: gym_spaces.Box) -> bool:
+    return bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
+
+
+def _import_ale(env_id: str) -> None:
+    """Atari ids register themselves when ale_py is imported."""
+    try:
+        import ale_py  # noqa: F401
+    except ImportError as err:
+        raise EnvError(f"gymnasium env '{env_id}' (env.env_id) needs the ale-py package: "
+                       f"pip install ale-py") from err
+
+
+def _unknown_id_message(env_id: str) -> str:
+    close = difflib.get_close_matches(env_id, list(gymnasium.envs.registry), n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ''
+    return f"unknown gymnasium env id '{env_id}' (env.env_id){hint}"

@@ -1,0 +1,111 @@
+"""Collectors: step the envs with the policy's collect mode and return training samples."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from tidal.envs.env_manager import EnvManager, Step
+from tidal.worker.tensor import concat, to_numpy, to_tensor
+
+
+@dataclass
+class EpisodeStats:
+    """Returns and lengths of the episodes finished since the last `pop`."""
+
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    def add(self, step: Step) -> None:
+        done = step.done
+        if done.any():
+            self.returns.extend(step.episode_return[done].tolist())
+            self.lengths.extend(step.episode_length[done].tolist())
+
+    def pop(self) -> 'EpisodeStats':
+        stats = EpisodeStats(self.returns, self.lengths)
+        self.returns, self.lengths = [], []
+        return stats
+
+
+class _Collector:
+    """Shared stepping logic: act on the current obs, step the envs, build the batched transition."""
+
+    def __init__(self, env: EnvManager, policy: SimpleNamespace, device: torch.device) -> None:
+        self.env = env
+        self.policy = policy
+        self.device = torch.device(device)
+        self.env_step = 0
+        self.episodes = EpisodeStats()
+        self._obs: Any = None
+
+    def reset(self, seed: Optional[int] = None) -> None:
+        self._obs = to_tensor(self.env.reset(seed=seed), self.device)
+        self.policy.reset(None)
+
+    def _step(self, random: bool) -> tuple[dict[str, Any], Step]:
+        if self._obs is None:
+            raise RuntimeError('call reset() before collecting')
+        obs = self._obs
+        output = self.policy.random_action(obs) if random else self.policy.forward(obs)
+        step = self.env.step(to_numpy(output['action']))
+        timestep = SimpleNamespace(
+            next_obs=to_tensor(step.next_obs, self.device),
+            reward=torch.as_tensor(step.reward, device=self.device),
+            terminated=torch.as_tensor(step.terminated, device=self.device),
+            truncated=torch.as_tensor(step.truncated, device=self.device),
+        )
+        transition = self.policy.process_transition(obs, output, timestep)
+        self._obs = to_tensor(step.obs, self.device)
+        done = step.done
+        if done.any():
+            self.policy.reset(np.flatnonzero(done).tolist())
+        self.env_step += self.env.num_envs
+        self.episodes.add(step)
+        return transition, step
+
+
+class SampleCollector(_Collector):
+    """Collects at least `n_sample` transitions per call, spread over all envs."""
+
+    def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
+        """Training samples from ceil(n_sample / num_envs) steps of every env.
+
+        With `random`, actions are uniform random (the warm-up before training).
+        """
+        steps = max(1, -(-n_sample // self.env.num_envs))
+        transitions = [self._step(random)[0] for _ in range(steps)]
+        if self.policy.cfg.collect.unroll_len == 1:
+            return self.policy.get_train_sample(concat(transitions))
+        # longer samples are cut from each env's own time-ordered steps
+        per_env = [self.policy.get_train_sample(_select_env(transitions, i)) for i in range(self.env.num_envs)]
+        return concat(per_env)
+
+
+class EpisodeCollector(_Collector):
+    """Collects whole episodes: `collect(n)` returns a list of `n` time-ordered episodes."""
+
+    def collect(self, n_episode: int, random: bool = False) -> list[dict[str, Any]]:
+        running: list[list[dict[str, Any]]] = [[] for _ in range(self.env.num_envs)]
+        finished: list[dict[str, Any]] = []
+        while len(finished) < n_episode:
+            transition, step = self._step(random)
+            for i in range(self.env.num_envs):
+                running[i].append(_select_env([transition], i))
+            for i in np.flatnonzero(step.done):
+                if len(finished) < n_episode:
+                    finished.append(concat(running[i]))
+                running[i] = []
+        return finished
+
+
+def _select_env(transitions: list[dict[str, Any]], index: int) -> dict[str, Any]:
+    """Env `index`'s rows of a list of batched transitions, stacked in time order: [T, ...]."""
+    def pick(tree: Any) -> Any:
+        if isinstance(tree, dict):
+            return {key: pick(value) for key, value in tree.items()}
+        return tree[index:index + 1]
+    return concat([pick(t) for t in transitions])

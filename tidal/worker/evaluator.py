@@ -1,0 +1,77 @@
+"""Evaluator: runs whole episodes with the policy's deterministic eval mode."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Optional
+
+import numpy as np
+import torch
+
+from tidal.envs.env_manager import EnvManager
+from tidal.worker.tensor import to_numpy, to_tensor
+
+
+@dataclass
+class EvalResult:
+    returns: np.ndarray
+    lengths: np.ndarray
+
+    @property
+    def return_mean(self) -> float:
+        return float(self.returns.mean())
+
+    @property
+    def return_std(self) -> float:
+        return float(self.returns.std())
+
+    @property
+    def length_mean(self) -> float:
+        return float(self.lengths.mean())
+
+
+class Evaluator:
+    """Evaluates every `eval_freq` train iterations on `n_episode` episodes.
+
+    Episodes are split evenly over the envs beforehand (env i runs its own quota), so short
+    episodes do not crowd out long ones when several envs run in parallel.
+    """
+
+    def __init__(self, env: EnvManager, policy: SimpleNamespace, device: torch.device, n_episode: int,
+                 eval_freq: int, stop_value: Optional[float] = None, seed: Optional[int] = None) -> None:
+        if n_episode < 1:
+            raise ValueError(f'env.n_evaluator_episode must be >= 1, got {n_episode}')
+        self.env, self.policy, self.device = env, policy, torch.device(device)
+        self.n_episode, self.eval_freq, self.stop_value = n_episode, eval_freq, stop_value
+        self._seed = seed
+        self.last_eval_iter: Optional[int] = None  # train iteration of the latest evaluation
+
+    def should_eval(self, train_iter: int) -> bool:
+        return self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
+
+    def reached_stop_value(self, result: EvalResult) -> bool:
+        return self.stop_value is not None and result.return_mean >= self.stop_value
+
+    @torch.no_grad()
+    def eval(self, train_iter: int = 0) -> EvalResult:
+        self.last_eval_iter = train_iter
+        num_envs = self.env.num_envs
+        quota = np.full(num_envs, self.n_episode // num_envs)
+        quota[: self.n_episode % num_envs] += 1
+        returns: list[float] = []
+        lengths: list[int] = []
+        obs = self.env.reset(seed=self._seed)
+        self._seed = None  # seed once; later evaluations continue the envs' own random streams
+        self.policy.reset(None)
+        while (quota > 0).any():
+            action = self.policy.forward(to_tensor(obs, self.device))['action']
+            step = self.env.step(to_numpy(action))
+            obs = step.obs
+            ended = np.flatnonzero(step.done)
+            if len(ended):
+                self.policy.reset(ended.tolist())
+                counted = ended[quota[ended] > 0]
+                returns.extend(step.episode_return[counted].tolist())
+                lengths.extend(step.episode_length[counted].tolist())
+                quota[counted] -= 1
+        return EvalResult(np.asarray(returns), np.asarray(lengths))
