@@ -1,0 +1,97 @@
+"""Collectors through the real env manager, with a stub policy whose actions are known."""
+from types import SimpleNamespace
+
+import torch
+from easydict import EasyDict
+
+from tidal.envs import make_env_manager
+from tidal.policies.base import Policy
+from tidal.worker.collector import EpisodeCollector, SampleCollector
+
+
+class ConstantPolicy(Policy):
+    """Always action 0 (the counter env ignores actions); random actions are 1."""
+
+    def __init__(self, unroll_len: int = 1) -> None:  # no model: only the collect mode is exercised
+        self._cfg = EasyDict(collect=dict(unroll_len=unroll_len))
+        self.resets = []
+
+    def _forward_collect(self, obs, **kwargs):
+        return {'action': torch.zeros(obs.shape[0], dtype=torch.long)}
+
+    def _random_action(self, obs):
+        return {'action': torch.ones(obs.shape[0], dtype=torch.long)}
+
+    def _reset_collect(self, env_ids=None):
+        self.resets.append(env_ids)
+
+    @property
+    def collect_mode(self) -> SimpleNamespace:
+        return SimpleNamespace(forward=self._forward_collect, random_action=self._random_action,
+                               process_transition=self._process_transition,
+                               get_train_sample=self._get_train_sample, reset=self._reset_collect, cfg=self._cfg)
+
+
+def make_collector(counter_env, cls=SampleCollector, num_envs=1, unroll_len=1, **env_kwargs):
+    env = make_env_manager(counter_env(**env_kwargs).make, 'base', num_envs)
+    policy = ConstantPolicy(unroll_len)
+    collector = cls(env, policy.collect_mode, torch.device('cpu'))
+    collector.reset(seed=0)
+    return collector, policy
+
+
+def test_terminal_transition_keeps_final_obs_and_terminated_flag(counter_env):
+    collector, policy = make_collector(counter_env, terminate_at=3)
+    data = collector.collect(4)
+    assert data['obs'].squeeze(-1).tolist() == [0, 1, 2, 0]
+    assert data['next_obs'].squeeze(-1).tolist() == [1, 2, 3, 1]  # 3 is the final obs, not the reset obs 0
+    assert data['terminated'].tolist() == [False, False, True, False]
+    assert data['truncated'].tolist() == [False, False, False, False]
+    assert data['reward'].tolist() == [1, 2, 3, 1]
+    assert policy.resets[-1] == [0]
+
+
+def test_truncated_step_bootstraps_from_final_obs(counter_env):
+    collector, _ = make_collector(counter_env, max_episode_steps=2)
+    data = collector.collect(3)
+    assert data['next_obs'].squeeze(-1).tolist() == [1, 2, 1]
+    assert data['truncated'].tolist() == [False, True, False]
+    assert data['terminated'].tolist() == [False, False, False]
+
+
+def test_n_sample_is_spread_over_envs_and_counts_env_steps(counter_env):
+    collector, _ = make_collector(counter_env, num_envs=3)
+    data = collector.collect(5)  # ceil(5 / 3) = 2 steps of 3 envs
+    assert data['obs'].shape == (6, 1)
+    assert collector.env_step == 6
+
+
+def test_random_collect_uses_random_actions(counter_env):
+    collector, _ = make_collector(counter_env)
+    assert collector.collect(2, random=True)['action'].tolist() == [1, 1]
+    assert collector.collect(1)['action'].tolist() == [0]
+
+
+def test_finished_episode_returns_are_reported(counter_env):
+    collector, _ = make_collector(counter_env, terminate_at=2)
+    collector.collect(5)
+    stats = collector.episodes.pop()
+    assert stats.returns == [3.0, 3.0] and stats.lengths == [2, 2]
+    assert collector.episodes.pop().returns == []
+
+
+def test_unroll_len_splits_each_envs_own_trajectory(counter_env):
+    collector, _ = make_collector(counter_env, num_envs=2, unroll_len=2)
+    data = collector.collect(8)  # 4 steps per env -> 2 samples of 2 steps per env
+    assert data['obs'].shape == (4, 2, 1)
+    assert data['obs'][:, :, 0].tolist() == [[0, 1], [2, 3], [0, 1], [2, 3]]
+    assert data['valid'].all()
+
+
+def test_episode_collector_returns_whole_episodes_in_order(counter_env):
+    collector, _ = make_collector(counter_env, cls=EpisodeCollector, num_envs=2, terminate_at=3)
+    episodes = collector.collect(3)
+    assert len(episodes) == 3
+    for episode in episodes:
+        assert episode['obs'].squeeze(-1).tolist() == [0, 1, 2]
+        assert episode['terminated'].tolist() == [False, False, True]

@@ -1,0 +1,63 @@
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tidal.envs import make_env_manager
+from tidal.errors import CheckpointError
+from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
+from tidal.worker.evaluator import Evaluator
+from tidal.worker.learner import Learner, scalars
+
+
+def zero_policy():
+    return SimpleNamespace(forward=lambda obs: {'action': torch.zeros(obs.shape[0], dtype=torch.long)},
+                           reset=lambda env_ids: None)
+
+
+def test_evaluator_runs_exactly_n_episodes_split_over_envs(counter_env):
+    env = make_env_manager(counter_env(terminate_at=4).make, 'base', 2)
+    evaluator = Evaluator(env, zero_policy(), torch.device('cpu'), n_episode=3, eval_freq=10, seed=0)
+    result = evaluator.eval(train_iter=0)
+    assert len(result.returns) == 3
+    assert result.return_mean == pytest.approx(1 + 2 + 3 + 4)
+    assert result.length_mean == 4
+
+
+def test_evaluator_schedule_and_stop_value(counter_env):
+    env = make_env_manager(counter_env(terminate_at=1).make, 'base', 1)
+    evaluator = Evaluator(env, zero_policy(), torch.device('cpu'), n_episode=1, eval_freq=10, stop_value=1.0)
+    assert evaluator.should_eval(0)
+    result = evaluator.eval(train_iter=0)
+    assert not evaluator.should_eval(9) and evaluator.should_eval(10)
+    assert evaluator.reached_stop_value(result)
+
+
+def test_learner_runs_hooks_on_schedule():
+    calls = []
+    learner = Learner(SimpleNamespace(forward=lambda batch: {'loss': torch.tensor(batch)}))
+    learner.register_hook(lambda lrn, info: calls.append((lrn.train_iter, float(info['loss']))), every=2)
+    for value in range(5):
+        learner.train(float(value))
+    assert calls == [(2, 1.0), (4, 3.0)]
+    with pytest.raises(ValueError, match='>= 1'):
+        learner.register_hook(lambda lrn, info: None, every=0)
+
+
+def test_scalars_converts_only_named_entries():
+    info = {'loss': torch.tensor(0.5), 'priority': torch.ones(4), 'lr': 3e-4}
+    assert scalars(info, ['loss', 'lr', 'missing']) == {'loss': 0.5, 'lr': 3e-4}
+
+
+def test_checkpoint_is_written_atomically_and_round_trips(tmp_path):
+    path = save_checkpoint({'model': {'w': torch.ones(2)}}, tmp_path / 'ckpt' / 'latest.pt')
+    assert [p.name for p in path.parent.iterdir()] == ['latest.pt']  # no temporary file left behind
+    assert torch.equal(load_checkpoint(path)['model']['w'], torch.ones(2))
+
+
+def test_missing_or_corrupt_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="checkpoint '.*nope.pt' not found"):
+        load_checkpoint(tmp_path / 'nope.pt')
+    (tmp_path / 'bad.pt').write_text('not a checkpoint')
+    with pytest.raises(CheckpointError, match='cannot be read'):
+        load_checkpoint(tmp_path / 'bad.pt')
