@@ -1,0 +1,15 @@
+"""Configs: reading files and zoo names, merging over the classes' defaults with checks, saving.
+
+A run's config is one tree: `exp_name`, `seed`, `import_names`, and the `env`, `env_manager` and
+`policy` sections, each starting from the `config` defaults of the class its `type` names.
+"""
+from tidal.config.comments import comments_for, config_comments
+from tidal.config.compiler import compile_config, default_exp_name
+from tidal.config.formatter import format_config
+from tidal.config.loader import read_config, resolve_config_source, zoo_names
+from tidal.config.saver import save_config, split_config
+from tidal.config.schema import FreeDict
+
+__all__ = ['FreeDict', 'comments_for', 'compile_config', 'config_comments', 'default_exp_name',
+           'format_config', 'read_config', 'resolve_config_source', 'save_config', 'split_config',
+           'zoo_names']

@@ -88,8 +88,9 @@ def _list(what: str) -> None:
 
 
 def _config_show(args: argparse.Namespace) -> None:
-    from tidal.config import describe_config
-    print(describe_config(args.config, overrides=args.overrides))
+    from tidal.config import comments_for, compile_config, format_config, resolve_config_source
+    cfg = compile_config(*resolve_config_source(args.config), overrides=args.overrides)
+    print(format_config(cfg, comments_for(cfg)), end='')
 
 
 def _dispatch(args: argparse.Namespace) -> None:

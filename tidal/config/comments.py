@@ -1,0 +1,131 @@
+"""The comments written next to the keys of a class's `config` defaults, read from its source.
+
+A class's `config` literal is the one place its defaults are documented, so `tidal config show`
+reads the comments from there instead of keeping a second copy that could drift.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import textwrap
+import tokenize
+from typing import Iterator, Mapping, Optional
+
+from tidal.config.defaults import RunConfig
+from tidal.config.tree import join_path
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY
+
+_SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))
+_INFERRED = {
+    'policy.model.obs_shape': "Observation shape; inferred from the env when not set.",
+    'policy.model.action_shape': "Action shape (count if discrete); inferred from the env when not set.",
+}
+
+
+def config_comments(cls: type) -> dict[str, str]:
+    """Dotted key path -> comment, over every class in the MRO that defines `config`; a subclass's
+    comment wins, a key it redefines without a comment keeps its base's."""
+    comments: dict[str, str] = {}
+    owners = reversed(cls.__mro__) if isinstance(cls, type) else (cls,)
+    for owner in owners:
+        if 'config' in getattr(owner, '__dict__', {}):
+            comments.update(_own_comments(owner))
+    return comments
+
+
+def comments_for(cfg: Mapping) -> dict[str, str]:
+    """Comments for every key of a compiled config, from the classes its types name."""
+    comments = config_comments(RunConfig)
+    for section, registry in _SECTIONS:
+        name = cfg.get(section, {}).get('type')
+        if name in registry:
+            comments.update({join_path(section, path): text
+                             for path, text in config_comments(registry.get(name)).items()})
+    for path, text in _INFERRED.items():
+        comments.setdefault(path, text)
+    return comments
+
+
+def _own_comments(owner: type) -> dict[str, str]:
+    try:
+        source = textwrap.dedent(inspect.getsource(owner))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):  # defined interactively, or source not shipped
+        return {}
+    literal = _config_literal(tree)
+    if literal is None:
+        return {}
+    above, trailing = _comment_lines(source)
+    comments: dict[str, str] = {}
+    for path, line in _keys(literal, ''):
+        text = _comment_at(line, above, trailing)
+        if text:
+            comments[path] = text
+    return comments
+
+
+def _config_literal(tree: ast.Module) -> Optional[ast.expr]:
+    """The value assigned to `config` in the body of the first class of `tree`."""
+    class_node = next((node for node in tree.body if isinstance(node, ast.ClassDef)), None)
+    if class_node is None:
+        return None
+    for statement in class_node.body:
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        else:
+            continue
+        if any(isinstance(target, ast.Name) and target.id == 'config' for target in targets):
+            return statement.value
+    return None
+
+
+def _keys(node: ast.expr, prefix: str) -> Iterator[tuple[str, int]]:
+    """(dotted path, line of the key) for each key of a `dict(...)` call or `{...}` literal, nested."""
+    for key, line, value in _entries(node):
+        path = join_path(prefix, key)
+        yield path, line
+        yield from _keys(value, path)
+
+
+def _entries(node: ast.expr) -> Iterator[tuple[str, int, ast.expr]]:
+    if isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                yield key.value, key.lineno, value
+    elif isinstance(node, ast.Call) and _is_dict_constructor(node.func):
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                yield keyword.arg, keyword.lineno, keyword.value
+
+
+def _is_dict_constructor(func: ast.expr) -> bool:
+    """dict(...), EasyDict(...), FreeDict(...) and the like."""
+    name = func.id if isinstance(func, ast.Name) else getattr(func, 'attr', '')
+    return name.lower().endswith('dict')
+
+
+def _comment_lines(source: str) -> tuple[dict[int, str], dict[int, str]]:
+    """Comments on lines of their own, and comments after code, by line number."""
+    own_line: dict[int, str] = {}
+    trailing: dict[int, str] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            text = token.string.lstrip('#').strip()
+            line = token.start[0]
+            (own_line if token.line.strip().startswith('#') else trailing)[line] = text
+    return own_line, trailing
+
+
+def _comment_at(line: int, above: dict[int, str], trailing: dict[int, str]) -> str:
+    """The comment lines directly above `line` (no blank line between), then its trailing comment."""
+    lines: list[str] = []
+    previous = line - 1
+    while previous in above:
+        lines.insert(0, above[previous])
+        previous -= 1
+    if line in trailing:
+        lines.append(trailing[line])
+    return '\n'.join(text for text in lines if text)

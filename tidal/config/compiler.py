@@ -1,0 +1,145 @@
+"""compile_config: one checked EasyDict from a config's two entries, a seed and `--set` overrides.
+
+Layers, later winning: the policy's and env's `config` defaults, the types from create_config, the
+user's main_config, the overrides. Every layer after the defaults is checked against them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Optional
+
+from easydict import EasyDict
+
+from tidal.config.checks import checked_value, merge_checked
+from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
+from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_required_model_keys,
+                                     fill_shapes, model_args)
+from tidal.config.overrides import apply_override, parse_overrides
+from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
+from tidal.errors import ConfigError
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, import_names
+
+#: Packages whose import registers the built-in policies, models, envs and env managers.
+BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies')
+
+_CREATE_SCHEMA = {
+    'env': {'type': '', 'import_names': []},
+    'env_manager': {'type': ''},
+    'policy': {'type': '', 'import_names': []},
+}
+_IMPORT_PATHS = (('import_names',), ('env', 'import_names'), ('policy', 'import_names'))
+_DEVICE = re.compile(r'cpu|cuda|auto|cuda:\d+')
+
+
+def compile_config(main_config: dict, create_config: Optional[dict] = None, seed: int = 0,
+                   overrides: Iterable[str] = (), infer_shapes: bool = True) -> EasyDict:
+    """The full config of a run. Without `create_config` the types come from main_config's
+    `env.type` / `policy.type`; `infer_shapes=False` skips building the env (no shape inference)."""
+    main = _section(main_config, 'main_config')
+    create = merge_checked(_CREATE_SCHEMA, {}, _section(create_config, 'create_config'), 'create_config')
+    parsed = parse_overrides(overrides)
+    layers = [create, main, *(override.as_tree() for override in parsed)]
+
+    policy_type = _required_type(layers, 'policy')
+    env_type = _required_type(layers, 'env')
+    manager_type = _layered(layers, ('env_manager', 'type')) or 'base'
+    modules = {path: _module_union(layers, path) for path in _IMPORT_PATHS}
+    import_names(BUILTIN_MODULES)
+    for names in modules.values():
+        import_names(names)
+    policy_cls = POLICY_REGISTRY.get(policy_type)
+    env_cls = ENV_REGISTRY.get(env_type)
+    manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
+
+    schema = class_defaults(RunConfig)
+    schema['env'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(env_cls))
+    schema['env_manager'] = merge_defaults({'type': ''}, class_defaults(manager_cls))
+    schema['policy'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(policy_cls))
+
+    cfg = merge_checked(schema, schema, main)
+    for override in parsed:
+        cfg = apply_override(schema, cfg, override)
+    cfg = to_plain(cfg)
+    _check_key_names(cfg)
+    cfg['env'].update(type=env_type, import_names=modules[('env', 'import_names')])
+    cfg['env_manager']['type'] = manager_type
+    cfg['policy'].update(type=policy_type, import_names=modules[('policy', 'import_names')])
+    cfg['import_names'] = modules[('import_names',)]
+    cfg['seed'] = checked_value(0, seed, 'seed')
+    if not cfg['exp_name']:
+        cfg['exp_name'] = default_exp_name(policy_type, cfg['env'])
+
+    _check_policy(cfg['policy'])
+    model_cfg = cfg['policy']['model']
+    args = model_args(policy_cls, policy_type, model_cfg)
+    check_model_keys(args, model_cfg)
+    if infer_shapes:
+        fill_shapes(cfg, args, policy_cls, env_cls)
+    check_required_model_keys(args, model_cfg, skip=() if infer_shapes else SHAPE_KEYS)
+    return EasyDict(to_plain(cfg))
+
+
+def default_exp_name(policy_type: str, env_cfg: dict) -> str:
+    """'<policy type>_<env id>' (the env type when there is no env id), safe as a folder name."""
+    env_name = env_cfg.get('env_id') or env_cfg['type']
+    return re.sub(r'[^A-Za-z0-9_.-]+', '_', f'{policy_type}_{env_name}')
+
+
+def _section(entry: Any, name: str) -> dict:
+    if entry is None:
+        return {}
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{name} must be a mapping, got {type(entry).__name__}')
+    return as_dicts(entry)
+
+
+def _layered(layers: list[dict], path: tuple[str, ...]) -> Any:
+    """The value at `path` in the last layer that sets it."""
+    found = None
+    for layer in layers:
+        value = lookup(layer, path)
+        if value is not None and value != '':
+            found = value
+    return found
+
+
+def _required_type(layers: list[dict], section: str) -> str:
+    name = _layered(layers, (section, 'type'))
+    if name is None:
+        raise ConfigError(f'no {section} type: set create_config.{section}.type')
+    if not isinstance(name, str):
+        raise ConfigError(f"config key '{section}.type' must be str, got {type(name).__name__} ({name!r})")
+    return name
+
+
+def _module_union(layers: list[dict], path: tuple[str, ...]) -> list[str]:
+    """Modules named at `path` in any layer, in order, each once: imports add up across layers."""
+    modules: list[str] = []
+    for layer in layers:
+        names = lookup(layer, path)
+        if names is None:
+            continue
+        if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):
+            raise ConfigError(f"config key '{'.'.join(path)}' must be a list of module names, "
+                              f"got {type(names).__name__} ({names!r})")
+        modules += [name for name in names if name not in modules]
+    return modules
+
+
+def _check_key_names(cfg: dict) -> None:
+    """EasyDict would hide dict methods behind keys such as `items`, breaking code that iterates."""
+    shadowed = shadowed_keys(cfg)
+    if shadowed:
+        raise ConfigError(f"config key '{shadowed[0]}' has the name of a dict method, which the compiled "
+                          f"EasyDict could not keep apart from the method; rename it")
+
+
+def _check_policy(policy: dict) -> None:
+    """Early errors for settings the policy would only reject once it is built."""
+    if policy.get('priority_IS_weight') and not policy.get('priority'):
+        raise ConfigError('policy.priority_IS_weight is True but policy.priority is False; importance-'
+                          'sampling weights need prioritized replay (set policy.priority=True)')
+    device = policy.get('device')
+    if device is not None and not _DEVICE.fullmatch(str(device)):
+        raise ConfigError(f"config key 'policy.device' must be 'cpu', 'cuda', 'auto' or 'cuda:N', "
+                          f"got {device!r}")

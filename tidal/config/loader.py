@@ -1,0 +1,125 @@
+"""Reading a config's `main_config` / `create_config` from a .py, .yaml/.yml or .json file, or the zoo."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import sys
+import types
+from typing import Any
+
+import yaml
+
+from tidal.config.tree import as_dicts
+from tidal.config.yaml_io import load_yaml
+from tidal.errors import ConfigError, TidalError
+
+ZOO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'zoo')
+_ENTRIES = ('main_config', 'create_config')
+
+
+def read_config(path: str) -> tuple[dict, dict]:
+    """(main_config, create_config) of a config file, as plain dicts."""
+    if os.path.isdir(path):
+        raise ConfigError(f"config path '{path}' is a folder; name the config file inside it")
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file '{path}' not found")
+    extension = os.path.splitext(path)[1].lower()
+    if extension == '.py':
+        entries = _run_python(path)
+    elif extension in ('.yaml', '.yml'):
+        entries = _load_yaml(path)
+    elif extension == '.json':
+        entries = _load_json(path)
+    else:
+        raise ConfigError(f"config file '{path}' has an unknown extension '{extension}'; "
+                          f"use .py, .yaml, .yml or .json")
+    if not isinstance(entries, dict):
+        raise ConfigError(f"config file '{path}' must hold a mapping with 'main_config' and "
+                          f"'create_config', got {type(entries).__name__}")
+    main_config, create_config = (_entry(entries, name, path) for name in _ENTRIES)
+    return main_config, create_config
+
+
+def zoo_names() -> list[str]:
+    """Names of the ready configs in tidal/config/zoo, e.g. 'pendulum_sac'."""
+    if not os.path.isdir(ZOO_DIR):
+        return []
+    return sorted(name[:-3] for name in os.listdir(ZOO_DIR)
+                  if name.endswith('.py') and not name.startswith('_'))
+
+
+def resolve_config_source(name_or_path: str) -> tuple[dict, dict]:
+    """A config path if the file exists, else the zoo config of that name."""
+    if os.path.exists(name_or_path):
+        return read_config(name_or_path)
+    name = name_or_path[:-3] if name_or_path.endswith('.py') else name_or_path
+    names = zoo_names()
+    if name in names:
+        return read_config(os.path.join(ZOO_DIR, f'{name}.py'))
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+            else f"zoo configs: {', '.join(names) or 'none'}")
+    raise ConfigError(f"no config file or zoo config named '{name_or_path}'; {hint}")
+
+
+def _entry(entries: dict, name: str, path: str) -> dict:
+    if name not in entries:
+        what = 'the env, env_manager and policy types' if name == 'create_config' else 'the run settings'
+        raise ConfigError(f"config file '{path}' defines no '{name}' ({what})")
+    value = entries[name]
+    if not isinstance(value, dict):
+        raise ConfigError(f"'{name}' in config file '{path}' must be a mapping, got {type(value).__name__}")
+    return as_dicts(value)
+
+
+def _run_python(path: str) -> dict[str, Any]:
+    """Executes the file as a module; it stays in sys.modules so that classes it defines
+    (a user's own policy, say) can be inspected and pickled."""
+    with open(path, encoding='utf-8') as file:
+        source = file.read()
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:8]
+    stem = re.sub(r'\W', '_', os.path.splitext(os.path.basename(path))[0])
+    module = types.ModuleType(f'tidal_user_config_{stem}_{digest}')
+    module.__file__ = os.path.abspath(path)
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(source, path, 'exec'), module.__dict__)
+    except SyntaxError as err:
+        sys.modules.pop(module.__name__, None)
+        raise ConfigError(f"syntax error in config file '{path}' at line {err.lineno}: {err.msg}") from err
+    except TidalError:
+        sys.modules.pop(module.__name__, None)
+        raise
+    except Exception as err:
+        sys.modules.pop(module.__name__, None)
+        raise ConfigError(f"config file '{path}' failed to run: {type(err).__name__}: "
+                          f"{_one_line(str(err))}") from err
+    return {name: module.__dict__[name] for name in _ENTRIES if name in module.__dict__}
+
+
+def _load_yaml(path: str) -> Any:
+    with open(path, encoding='utf-8') as file:
+        text = file.read()
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, 'problem_mark', None) or getattr(err, 'context_mark', None)
+        where = f' at line {mark.line + 1}' if mark is not None else ''
+        problem = getattr(err, 'problem', None) or str(err)
+        raise ConfigError(f"invalid YAML in config file '{path}'{where}: {_one_line(problem)}") from err
+
+
+def _load_json(path: str) -> Any:
+    with open(path, encoding='utf-8') as file:
+        text = file.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"invalid JSON in config file '{path}' at line {err.lineno}: {err.msg}") from err
+
+
+def _one_line(text: str) -> str:
+    return ' '.join(text.split())
