@@ -53,10 +53,11 @@ def zoo_names() -> list[str]:
 
 def resolve_config_source(name_or_path: str) -> tuple[dict, dict]:
     """A config path if the file exists, else the zoo config of that name."""
-    if os.path.exists(name_or_path):
-        return read_config(name_or_path)
-    name = name_or_path[:-3] if name_or_path.endswith('.py') else name_or_path
     names = zoo_names()
+    looks_like_path = os.sep in name_or_path or name_or_path.endswith(('.yaml', '.yml', '.json'))
+    if os.path.exists(name_or_path) or (looks_like_path and name_or_path not in names):
+        return read_config(name_or_path)  # a missing file is reported as such
+    name = name_or_path[:-3] if name_or_path.endswith('.py') else name_or_path
     if name in names:
         return read_config(os.path.join(ZOO_DIR, f'{name}.py'))
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)

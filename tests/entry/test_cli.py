@@ -1,0 +1,79 @@
+"""The CLI end to end: user errors are one line on stderr, a short run writes its whole folder."""
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tidal.entry.cli import main
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, '-m', 'tidal', *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['train', 'no_such.yaml'], "tidal: error: config file 'no_such.yaml' not found"),
+    (['train', 'pendulum_sc'], "did you mean 'pendulum_sac'?"),
+    (['train', 'pendulum_sac', '--set', 'policy.learn.batch_sise=3'],
+     "unknown config key 'policy.learn.batch_sise'; did you mean 'policy.learn.batch_size'?"),
+    (['train', 'pendulum_sac', '--set', 'env.env_id=Pendulm-v1'],
+     "unknown gymnasium env id 'Pendulm-v1' (env.env_id); did you mean 'Pendulum-v1'?"),
+    (['train', 'pendulum_sac', '--set', 'policy.type=sacc'], "unknown policy 'sacc'; did you mean 'sac'"),
+    (['eval', 'pendulum_sac', '--ckpt', 'missing.pt'], "tidal: error: checkpoint 'missing.pt' not found"),
+])
+def test_user_errors_are_one_line_without_traceback(tmp_path, capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count('\n') == 1 and 'Traceback' not in err
+
+
+def test_list_shows_registered_names_and_zoo(capsys):
+    assert main(['list']) == 0
+    out = capsys.readouterr().out
+    for name in ('sac', 'discrete_sac', 'continuous_qac', 'gym', 'pendulum_sac', 'cartpole_discrete_sac'):
+        assert name in out
+
+
+def test_config_show_prints_resolved_values_with_comments(capsys):
+    assert main(['config', 'show', 'pendulum_sac', '--set', 'policy.learn.batch_size=64']) == 0
+    out = capsys.readouterr().out
+    assert 'batch_size: 64' in out
+    assert '# (float) Polyak factor of the target critics' in out
+    assert 'obs_shape: 3' in out
+
+
+def test_short_training_run_writes_its_run_folder_and_resumes(tmp_path):
+    result = run_cli('train', 'pendulum_sac', '--max-env-step', '300', '--exp-name', 'run', '--no-progress',
+                     '--set', 'policy.random_collect_size=100', '--set', 'policy.eval.evaluator.eval_freq=100',
+                     '--set', 'policy.learn.batch_size=32', '--set', 'policy.learn.learner.save_ckpt_freq=50',
+                     '--set', 'env.n_evaluator_episode=1', '--set', 'env.evaluator_env_num=1', cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = tmp_path / 'run'
+    for name in ('config.yaml', 'log.txt', 'evals.csv', 'summary.json', 'curve.png', 'ckpt/latest.pt',
+                 'ckpt/best.pt'):
+        assert (run / name).is_file(), name
+    assert any((run / 'log').glob('events.out.tfevents.*'))
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['env_step'] == 300 and summary['train_iter'] == 200
+    with open(run / 'evals.csv') as f:
+        assert [int(row['train_iter']) for row in csv.DictReader(f)] == [0, 100, 200]
+
+    # the saved config runs again as it is, and the checkpoint evaluates
+    again = run_cli('train', 'run/config.yaml', '--max-env-step', '150', '--exp-name', 'again', '--no-progress',
+                    cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    evaluated = run_cli('eval', 'run/config.yaml', '--ckpt', 'run/ckpt/best.pt', '--episodes', '1', cwd=tmp_path)
+    assert evaluated.returncode == 0 and 'eval return' in evaluated.stdout
+
+    # resume continues to the original budget from the latest checkpoint
+    state = torch.load(run / 'ckpt' / 'latest.pt', weights_only=False)
+    state['max_env_step'] = 400
+    torch.save(state, run / 'ckpt' / 'latest.pt')
+    resumed = run_cli('resume', 'run', '--no-progress', cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((run / 'summary.json').read_text())['env_step'] == 400
