@@ -1,0 +1,131 @@
+"""Proportional prioritized replay (Schaul et al. 2016, "Prioritized Experience Replay", arXiv 1511.05952).
+
+Transition i is sampled with probability P(i) = p_i^alpha / sum_k p_k^alpha (eq. 1), where p_i is
+|TD error| + eps from its last update, and new transitions get the largest priority seen so far so
+each is replayed at least once. The bias this adds is corrected by importance-sampling weights
+w_i = (N * P(i))^-beta / max_j w_j, with beta annealed to 1 by the end of training.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from tidal.errors import CheckpointError, ConfigError
+from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
+from tidal.worker.sum_tree import MinTree, SumTree
+
+
+class PrioritizedReplayBuffer(ReplayBuffer):
+    """A replay buffer that samples by priority and returns 'weight' with every batch.
+
+    The trees store p^alpha, so `update_priority` takes raw priorities (e.g. |TD error|).
+    """
+
+    reserved_keys = ('index', 'weight')
+
+    def __init__(self,
+                 size: int,
+                 alpha: float = 0.6,
+                 beta: float = 0.4,
+                 anneal_step: int = 0,
+                 device: str | torch.device = 'cpu',
+                 seed: int | None = None,
+                 eps: float = 1e-6) -> None:
+        super().__init__(size, device=device, seed=seed)
+        if alpha < 0:
+            raise ConfigError(f'prioritized replay alpha must be >= 0, got {alpha}')
+        if not 0 <= beta <= 1:
+            raise ConfigError(f'prioritized replay beta must be in [0, 1], got {beta}')
+        if anneal_step < 0:
+            raise ConfigError(f'prioritized replay anneal_step must be >= 0 (0 keeps beta fixed), '
+                              f'got {anneal_step}')
+        if eps <= 0:
+            raise ConfigError(f'prioritized replay eps must be > 0 so that every transition can still be '
+                              f'sampled, got {eps}')
+        self._alpha = float(alpha)
+        self._beta_start = float(beta)
+        self._anneal_step = int(anneal_step)
+        self._eps = float(eps)
+        self._sample_count = 0  # sample() calls so far: the position in the beta schedule
+        self._max_priority = 1.0  # largest p^alpha seen; given to new transitions
+        self._sum_tree = SumTree(self.capacity)
+        self._min_tree = MinTree(self.capacity)
+
+    @property
+    def beta(self) -> float:
+        """The beta the next `sample` uses: linear from `beta` to 1 over `anneal_step` samples."""
+        if self._anneal_step == 0:
+            return self._beta_start
+        progress = min(1.0, self._sample_count / self._anneal_step)
+        return self._beta_start + (1.0 - self._beta_start) * progress
+
+    def extend(self, batch: dict) -> None:
+        start, count = self._write(batch)
+        head = min(count, self.capacity - start)  # the write may wrap around the ring
+        for first, length in ((start, head), (0, count - head)):
+            if length:
+                priority = np.full(length, self._max_priority)
+                self._sum_tree.update_range(first, priority)
+                self._min_tree.update_range(first, priority)
+
+    def sample(self, batch_size: int) -> dict:
+        """Stratified proportional sampling: one draw in each of `batch_size` equal slices of the mass."""
+        self._check_sample(batch_size)
+        uniform = torch.rand(batch_size, generator=self._generator, dtype=torch.float64).numpy()
+        segment = self._sum_tree.total / batch_size
+        slots = self._sum_tree.find_prefix_sum((np.arange(batch_size) + uniform) * segment)
+        # float rounding can carry a draw at the very top of the mass into an empty slot
+        slots = np.minimum(slots, len(self) - 1)
+        # w_i / max_j w_j = (N P(i))^-beta / (N P_min)^-beta = (p_min / p_i)^beta
+        weight = (self._min_tree.min / self._sum_tree[slots])**self.beta
+        self._sample_count += 1
+        batch = self.sample_index(torch.from_numpy(slots))
+        batch['weight'] = torch.from_numpy(weight.astype(np.float32)).to(self.device)
+        return batch
+
+    def update_priority(self, index: torch.Tensor, priority: torch.Tensor) -> None:
+        """Set the priorities of sampled slots, e.g. to |TD error|; for a repeated slot the last one wins."""
+        slots = torch.as_tensor(index).detach().reshape(-1).cpu().numpy().astype(np.int64, copy=False)
+        raw = torch.as_tensor(priority).detach().reshape(-1).cpu().numpy().astype(np.float64)
+        if slots.shape != raw.shape:
+            raise ReplayBufferError(f'update_priority got {slots.size} indices but {raw.size} priorities')
+        if slots.size == 0:
+            return
+        if slots.min() < 0 or slots.max() >= len(self):
+            raise ReplayBufferError(f'update_priority index out of range [0, {len(self)}): '
+                                    f'min {slots.min()}, max {slots.max()}')
+        if not np.isfinite(raw).all():
+            raise ReplayBufferError('update_priority got a NaN or infinite priority; check the TD errors')
+        scaled = (np.abs(raw) + self._eps)**self._alpha
+        self._max_priority = max(self._max_priority, float(scaled.max()))
+        self._sum_tree.update(slots, scaled)
+        self._min_tree.update(slots, scaled)
+
+    def state_dict(self) -> dict:
+        sd = super().state_dict()
+        sd.update(
+            priority=torch.from_numpy(self._sum_tree.leaf_values(len(self))),  # p^alpha of each slot
+            max_priority=self._max_priority,
+            sample_count=self._sample_count,
+            alpha=self._alpha,
+        )
+        return sd
+
+    def load_state_dict(self, sd: dict) -> None:
+        missing = [key for key in ('priority', 'max_priority', 'sample_count', 'alpha') if key not in sd]
+        if missing:
+            raise CheckpointError(f'prioritized replay state is missing {missing}; was it saved by a '
+                                  f'uniform ReplayBuffer?')
+        if sd['alpha'] != self._alpha:
+            raise CheckpointError(f"prioritized replay state was saved with alpha={sd['alpha']}, this buffer "
+                                  f'has alpha={self._alpha}; the stored priorities are p^alpha for the saved '
+                                  f'alpha')
+        priority = torch.as_tensor(sd['priority'], dtype=torch.float64).reshape(-1).numpy()
+        if 'size' in sd and priority.size != sd['size']:
+            raise CheckpointError(f"prioritized replay state holds {priority.size} priorities for "
+                                  f"{sd['size']} transitions")
+        super().load_state_dict(sd)
+        self._sum_tree.rebuild(priority)
+        self._min_tree.rebuild(priority)
+        self._max_priority = float(sd['max_priority'])
+        self._sample_count = int(sd['sample_count'])

@@ -1,0 +1,265 @@
+"""Uniform replay buffer: preallocated tensor columns written as a ring, sampled with replacement.
+
+A batch is a dict of columns (tensors or numpy arrays with a shared leading dimension N, or nested
+dicts of them, e.g. ``obs={'observation': ..., 'action_mask': ...}``). Each leaf becomes one column of
+shape ``[capacity, *leaf_shape]`` on the buffer's device, allocated at the first `extend`, so one
+env step costs one slice copy per column and one sample one `index_select` per column.
+
+Transition number ``t`` (counted from the first ever `extend`) lives in slot ``t % capacity``; the
+prioritized buffer relies on this to keep its priority tree aligned with the columns.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+from tidal.errors import CheckpointError, ConfigError, TidalError
+
+KeyPath = tuple  # where a column sits in a nested batch, e.g. ('obs', 'observation')
+
+
+class ReplayBufferError(TidalError, ValueError):
+    """A batch does not fit the buffer's columns, or the buffer cannot serve a request."""
+
+
+def _path_name(path: KeyPath) -> str:
+    return '.'.join(str(key) for key in path)
+
+
+def _iter_leaves(tree: dict, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
+    """Yield (key path, leaf) for every non-dict value of a nested dict, depth first."""
+    for key, value in tree.items():
+        path = prefix + (key, )
+        if isinstance(value, dict):
+            yield from _iter_leaves(value, path)
+        else:
+            yield path, value
+
+
+def _to_tensor(path: KeyPath, value: Any) -> torch.Tensor:
+    """One column's values as a tensor with a leading transition dimension.
+
+    The tensor may stay on any device: copying it into the column moves it.
+    """
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach() if value.requires_grad else value
+    else:
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            value = value.copy()  # torch warns on read-only arrays; the buffer copies the data anyway
+        try:
+            tensor = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise ReplayBufferError(f"column '{_path_name(path)}' cannot be converted to a tensor: "
+                                    f'{err}') from err
+    if tensor.dim() == 0:
+        raise ReplayBufferError(f"column '{_path_name(path)}' is a scalar; every column needs a leading "
+                                f"dimension N (the number of transitions), e.g. shape [1]")
+    return tensor
+
+
+def _flatten_batch(tree: dict, prefix: KeyPath,
+                   out: dict[KeyPath, torch.Tensor]) -> dict[KeyPath, torch.Tensor]:
+    """Fill `out` with {key path: tensor} for every leaf of a nested batch."""
+    for key, value in tree.items():
+        path = prefix + (key, )
+        if isinstance(value, dict):
+            if not value:
+                raise ReplayBufferError(f"column '{_path_name(path)}' is an empty dict; it holds no data")
+            _flatten_batch(value, path, out)
+        else:
+            out[path] = _to_tensor(path, value)
+    return out
+
+
+def _set_leaf(tree: dict, path: KeyPath, value: Any) -> None:
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
+
+
+def _gather(columns: dict, index: torch.Tensor) -> dict:
+    return {
+        key: _gather(column, index) if isinstance(column, dict) else column.index_select(0, index)
+        for key, column in columns.items()
+    }
+
+
+class ReplayBuffer:
+    """A fixed-size ring of transitions sampled uniformly with replacement.
+
+    Sampling draws from a private `torch.Generator`, so a seeded buffer gives the same indices on
+    every run and `state_dict` can resume the exact sample sequence.
+    """
+
+    # Keys that `sample` adds to the result, so a batch may not use them as columns.
+    reserved_keys: tuple[str, ...] = ('index', )
+
+    def __init__(self, size: int, device: str | torch.device = 'cpu', seed: int | None = None) -> None:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ConfigError(f'replay buffer size must be a positive integer, got {size!r}')
+        self._capacity = int(size)
+        self._device = torch.device(device)
+        # indices are drawn on the CPU so that a seed gives the same samples on every device
+        self._generator = torch.Generator()
+        if seed is None:
+            self._generator.seed()
+        else:
+            self._generator.manual_seed(seed)
+        self._cursor = 0  # slot the next transition is written to
+        self._size = 0
+        self._columns: dict = {}  # nested like the batches, leaves [capacity, *leaf_shape]
+        self._flat_columns: dict[KeyPath, torch.Tensor] = {}  # the same tensors by key path
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    def __len__(self) -> int:
+        return self._size
+
+    # writing -------------------------------------------------------------------------------------
+
+    def extend(self, batch: dict) -> None:
+        """Append N transitions; when the ring is full the oldest are overwritten."""
+        self._write(batch)
+
+    def _write(self, batch: dict) -> tuple[int, int]:
+        """Copy a batch into the columns; returns (first slot written, number of slots written)."""
+        values, count = self._check_batch(batch)
+        if count == 0:
+            return self._cursor, 0
+        if not self._flat_columns:
+            self._allocate(values)
+        start = self._cursor
+        if count > self._capacity:  # only the newest `capacity` transitions survive
+            start = (start + count - self._capacity) % self._capacity
+            values = {path: value[-self._capacity:] for path, value in values.items()}
+            count = self._capacity
+        head = min(count, self._capacity - start)  # slots left before the ring wraps
+        for path, column in self._flat_columns.items():
+            value = values[path]
+            if head == count:
+                column[start:start + count] = value
+            else:
+                column[start:] = value[:head]
+                column[:count - head] = value[head:]
+        self._cursor = (start + count) % self._capacity
+        self._size = min(self._size + count, self._capacity)
+        return start, count
+
+    def _check_batch(self, batch: dict) -> tuple[dict[KeyPath, torch.Tensor], int]:
+        """Convert every leaf and check it against the columns before anything is written;
+        returns the tensors by key path and the number of transitions."""
+        if not isinstance(batch, dict) or not batch:
+            raise ReplayBufferError(f'extend expects a non-empty dict of columns, got {type(batch).__name__}')
+        values = _flatten_batch(batch, (), {})
+        if self._flat_columns:
+            if values.keys() != self._flat_columns.keys():
+                raise ReplayBufferError(self._key_mismatch_message(values.keys()))
+            for path, value in values.items():
+                column = self._flat_columns[path]
+                if value.shape[1:] != column.shape[1:]:
+                    raise ReplayBufferError(
+                        f"column '{_path_name(path)}': expected per-transition shape "
+                        f'{tuple(column.shape[1:])}, got {tuple(value.shape[1:])} '
+                        f'(batch shape {tuple(value.shape)})')
+                if value.dtype != column.dtype:
+                    raise ReplayBufferError(f"column '{_path_name(path)}': expected dtype {column.dtype}, "
+                                            f'got {value.dtype}')
+        else:
+            reserved = [key for key in batch if key in self.reserved_keys]
+            if reserved:
+                raise ReplayBufferError(f"column name '{reserved[0]}' is reserved: sample() adds it to "
+                                        f'every batch; rename the column')
+        count = next(iter(values.values())).shape[0]
+        if any(value.shape[0] != count for value in values.values()):
+            counts = {_path_name(path): value.shape[0] for path, value in values.items()}
+            raise ReplayBufferError(f'all columns must hold the same number of transitions, got {counts}')
+        return values, count
+
+    def _key_mismatch_message(self, got: Any) -> str:
+        expected = {_path_name(path) for path in self._flat_columns}
+        given = {_path_name(path) for path in got}
+        parts = []
+        for name in sorted(expected - given):
+            parts.append(f"missing column '{name}'")
+        for name in sorted(given - expected):
+            close = difflib.get_close_matches(name, sorted(expected), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ''
+            parts.append(f"unexpected column '{name}'{hint}")
+        return 'batch does not match the buffer columns: ' + '; '.join(parts)
+
+    def _allocate(self, values: dict[KeyPath, torch.Tensor]) -> None:
+        for path, value in values.items():
+            column = torch.zeros((self._capacity, *value.shape[1:]), dtype=value.dtype, device=self._device)
+            self._flat_columns[path] = column
+            _set_leaf(self._columns, path, column)
+
+    # reading -------------------------------------------------------------------------------------
+
+    def sample(self, batch_size: int) -> dict:
+        """`batch_size` transitions drawn uniformly with replacement, plus their slots as 'index'."""
+        self._check_sample(batch_size)
+        index = torch.randint(self._size, (batch_size, ), generator=self._generator)
+        return self.sample_index(index)
+
+    def sample_index(self, index: torch.Tensor) -> dict:
+        """The transitions in the given slots (which must be below `len(self)`), plus 'index'."""
+        index = torch.as_tensor(index, dtype=torch.long, device=self._device)
+        batch = _gather(self._columns, index)
+        batch['index'] = index
+        return batch
+
+    def _check_sample(self, batch_size: int) -> None:
+        if self._size == 0:
+            raise ReplayBufferError('cannot sample from an empty replay buffer; extend it first '
+                                    '(or collect random_collect_size transitions before learning)')
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ReplayBufferError(f'batch_size must be a positive integer, got {batch_size!r}')
+
+    # checkpoints ---------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """Filled slots, ring position and RNG state; enough to resume the same sample sequence."""
+        columns: dict = {}
+        for path, column in self._flat_columns.items():
+            # a copy, not a view: saving a view would write the whole preallocated storage
+            _set_leaf(columns, path, column[:self._size].to('cpu', copy=True))
+        return {
+            'capacity': self._capacity,
+            'cursor': self._cursor,
+            'size': self._size,
+            'rng_state': self._generator.get_state(),
+            'columns': columns,
+        }
+
+    def load_state_dict(self, sd: dict) -> None:
+        missing = [key for key in ('capacity', 'cursor', 'size', 'rng_state', 'columns') if key not in sd]
+        if missing:
+            raise CheckpointError(f'replay buffer state is missing {missing}')
+        if sd['capacity'] != self._capacity:
+            raise CheckpointError(f"replay buffer state has capacity {sd['capacity']}, this buffer has "
+                                  f'{self._capacity}; build the buffer with the saved size')
+        size = int(sd['size'])
+        saved = dict(_iter_leaves(sd['columns']))
+        for path, column in saved.items():
+            if not isinstance(column, torch.Tensor) or column.dim() == 0 or column.shape[0] != size:
+                raise CheckpointError(f"replay buffer state: column '{_path_name(path)}' does not hold "
+                                      f'{size} transitions')
+        if size and not saved:
+            raise CheckpointError(f'replay buffer state holds {size} transitions but no columns')
+        self._columns, self._flat_columns = {}, {}
+        if saved:
+            self._allocate(saved)
+            for path, column in saved.items():
+                self._flat_columns[path][:size] = column
+        self._cursor = int(sd['cursor'])
+        self._size = size
+        self._generator.set_state(sd['rng_state'])
