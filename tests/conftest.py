@@ -61,3 +61,9 @@ def counter_env() -> Callable[..., GymEnv]:
     def build(**env_kwargs: Any) -> GymEnv:
         return GymEnv({'env_id': COUNTER_ID, 'env_kwargs': env_kwargs})
     return build
+
+
+def pytest_configure(config) -> None:
+    # tiny networks: one thread is fastest and immune to the other core being busy
+    import torch
+    torch.set_num_threads(1)

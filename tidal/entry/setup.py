@@ -33,6 +33,11 @@ def load_config(input_cfg: ConfigInput, seed: int = 0, overrides: Iterable[str] 
     return compile_config(main_config, create_config, seed=seed, overrides=overrides)
 
 
+def set_torch_threads(threads: int) -> None:
+    if threads > 0:
+        torch.set_num_threads(threads)
+
+
 def set_seed(seed: int) -> None:
     """Seed Python, numpy and torch so that a run on CPU repeats exactly."""
     random.seed(seed)

@@ -1,0 +1,242 @@
+"""Shared plumbing of the benchmark scripts: the run-folder format, launching runs, the SB3 venv.
+
+Every trainer (tidal's CLI and the SB3 runner) writes the same run folder, `evals.csv` plus
+`summary.json`, so one reader serves both and the comparison never depends on which library
+produced a number. Only the standard library is imported here, because the SB3 runner imports
+this module from its own virtual environment.
+"""
+import csv
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, TextIO
+
+BENCH_DIR = Path(os.path.abspath(__file__)).parent
+REPO_ROOT = BENCH_DIR.parent
+SB3_VENV = BENCH_DIR / '.venv-sb3'
+TORCH_PIN = 'torch==2.13.0'
+
+EVALS_HEADER = ('env_step', 'train_iter', 'wall_time', 'return_mean', 'return_std', 'episode_length_mean')
+SUMMARY_KEYS = ('env_step', 'train_iter', 'wall_time', 'env_steps_per_s', 'updates_per_s')
+
+# Module-level so a smoke test can swap in a fake trainer; the benchmarks always run the real CLI.
+TIDAL_CMD = [sys.executable, '-m', 'tidal']
+
+
+# ---------------------------------------------------------------- run folder format
+
+class EvalLog:
+    """Appends one `evals.csv` row per evaluation, flushed at once so progress can be watched."""
+
+    def __init__(self, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._file: TextIO = open(run_dir / 'evals.csv', 'w', newline='')
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(EVALS_HEADER)
+        self._file.flush()
+
+    def write(self, env_step: int, train_iter: int, wall_time: float, return_mean: float,
+              return_std: float, episode_length_mean: float) -> None:
+        self._writer.writerow([env_step, train_iter, f'{wall_time:.3f}', f'{return_mean:.4f}',
+                               f'{return_std:.4f}', f'{episode_length_mean:.2f}'])
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def write_summary(run_dir: Path, env_step: int, train_iter: int, wall_time: float) -> dict:
+    """Writes `summary.json`; rates are totals over the whole wall time, evaluations included."""
+    summary = {'env_step': env_step, 'train_iter': train_iter, 'wall_time': round(wall_time, 3),
+               'env_steps_per_s': round(env_step / wall_time, 2),
+               'updates_per_s': round(train_iter / wall_time, 2)}
+    (run_dir / 'summary.json').write_text(json.dumps(summary, indent=2) + '\n')
+    return summary
+
+
+def read_evals(run_dir: Path) -> list[dict]:
+    """Rows of `evals.csv` as floats (ints for the counters); a half-written last line is dropped."""
+    path = run_dir / 'evals.csv'
+    if not path.exists():
+        return []
+    with open(path, newline='') as f:
+        reader = csv.DictReader(f)
+        missing = set(EVALS_HEADER) - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f'{path}: missing columns {sorted(missing)}')
+        rows = []
+        for row in reader:
+            try:
+                rows.append({k: (int(float(row[k])) if k in ('env_step', 'train_iter') else float(row[k]))
+                             for k in EVALS_HEADER})
+            except (TypeError, ValueError):
+                break
+    return rows
+
+
+def read_run(run_dir: Path) -> dict:
+    """A finished run: its evaluations and summary; raises if the trainer did not finish."""
+    summary_path = run_dir / 'summary.json'
+    if not summary_path.exists():
+        raise FileNotFoundError(f'{display_path(summary_path)} is missing: the run did not finish')
+    summary = json.loads(summary_path.read_text())
+    missing = set(SUMMARY_KEYS) - set(summary)
+    if missing:
+        raise ValueError(f'{display_path(summary_path)}: missing keys {sorted(missing)}')
+    evals = read_evals(run_dir)
+    if not evals:
+        raise ValueError(f'{display_path(run_dir)}: evals.csv has no rows')
+    return {'evals': evals, 'summary': {k: summary[k] for k in SUMMARY_KEYS}}
+
+
+def display_path(path: Path) -> str:
+    """Path relative to the repo root when inside it, so saved results name no machine paths."""
+    path = Path(os.path.abspath(path))  # not resolve(): a venv's python is a symlink to keep as is
+    try:
+        return path.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------- tidal commands
+
+def merge_overrides(defaults: Iterable[str], extra: Iterable[str]) -> list[str]:
+    """`KEY=VALUE` overrides, later ones replacing earlier ones with the same key."""
+    merged: dict[str, str] = {}
+    for item in [*defaults, *extra]:
+        key, sep, _ = item.partition('=')
+        if not sep or not key:
+            raise SystemExit(f'error: override {item!r} is not KEY=VALUE')
+        merged[key] = item
+    return list(merged.values())
+
+
+def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str]) -> list[str]:
+    """The `tidal train` argument list, with the run folder given relative to the repo root."""
+    cmd = [*TIDAL_CMD, 'train', config, '-s', str(seed), '--max-env-step', str(steps),
+           '--exp-name', display_path(run_dir)]
+    for item in overrides:
+        cmd += ['--set', item]
+    return cmd
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """Environment that fixes the torch/BLAS thread count of a training subprocess."""
+    return {'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
+
+
+def shown_command(cmd: list[str], threads: int) -> str:
+    """The command as someone would type it at the repo root (`tidal` for `python -m tidal`)."""
+    if cmd[:len(TIDAL_CMD)] == TIDAL_CMD:
+        cmd = ['tidal', *cmd[len(TIDAL_CMD):]]
+    elif cmd and Path(cmd[0]).is_absolute():
+        cmd = [display_path(Path(cmd[0])), *cmd[1:]]
+    env = ' '.join(f'{k}={v}' for k, v in thread_env(threads).items())
+    return f'{env} {shlex.join(cmd)}'
+
+
+# ---------------------------------------------------------------- running jobs side by side
+
+@dataclass
+class Job:
+    """One training subprocess: its command, the run folder it fills and where its output goes."""
+    name: str
+    cmd: list[str]
+    run_dir: Path
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir.with_name(self.run_dir.name + '.log')
+
+
+def core_sets(n_jobs: int, threads: int) -> list[set[int]] | None:
+    """Disjoint CPU sets, one per job, or None when the machine cannot give each job its own cores."""
+    if not hasattr(os, 'sched_getaffinity'):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    if n_jobs * threads > len(cores):
+        return None
+    return [set(cores[i * threads:(i + 1) * threads]) for i in range(n_jobs)]
+
+
+def _status(job: Job) -> str:
+    rows = read_evals(job.run_dir)
+    if not rows:
+        return f'{job.name}: starting'
+    last = rows[-1]
+    return f"{job.name}: env {last['env_step']}, return {last['return_mean']:.1f}"
+
+
+def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float = 30.0) -> None:
+    """Starts all jobs at once (each pinned to its own cores when possible) and waits for all.
+
+    Raises SystemExit naming every failed job and showing the end of its log.
+    """
+    cores = core_sets(len(jobs), threads) if pin else None
+    env = {**os.environ, **thread_env(threads)}
+    procs = []
+    for i, job in enumerate(jobs):
+        if job.run_dir.exists():
+            shutil.rmtree(job.run_dir)
+        job.run_dir.parent.mkdir(parents=True, exist_ok=True)
+        log = open(job.log_path, 'w')
+        affinity = cores[i] if cores else None
+        preexec = (lambda c=affinity: os.sched_setaffinity(0, c)) if affinity else None
+        proc = subprocess.Popen(job.cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                preexec_fn=preexec)
+        procs.append((job, proc, log))
+        where = f' on cores {sorted(affinity)}' if affinity else ''
+        print(f'  started {job.name}{where}, log: {display_path(job.log_path)}', flush=True)
+    start = time.perf_counter()
+    next_report = poll_s
+    while any(proc.poll() is None for _, proc, _ in procs):
+        time.sleep(0.5)
+        elapsed = time.perf_counter() - start
+        if elapsed >= next_report:
+            next_report += poll_s
+            print(f'  [{elapsed:5.0f}s] ' + ' | '.join(_status(job) for job, _, _ in procs), flush=True)
+    failed = []
+    for job, proc, log in procs:
+        log.close()
+        if proc.returncode != 0:
+            tail = job.log_path.read_text(errors='replace').splitlines()[-20:]
+            failed.append(f'{job.name} exited with {proc.returncode}; end of {display_path(job.log_path)}:\n'
+                          + '\n'.join('    ' + line for line in tail))
+    print(f'  done in {time.perf_counter() - start:.0f}s', flush=True)
+    if failed:
+        raise SystemExit('error: ' + '\n'.join(failed))
+
+
+# ---------------------------------------------------------------- SB3 virtual environment
+
+def venv_python(venv: Path) -> Path:
+    return venv / ('Scripts/python.exe' if os.name == 'nt' else 'bin/python')
+
+
+def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
+    """Python of the SB3 venv, created on first use with the same torch build as tidal's.
+
+    SB3 lives apart so it never becomes a dependency of tidal; torch is installed first and pinned
+    again in the second install so pip cannot swap it for another (multi-GB) build.
+    """
+    python = venv_python(venv)
+    probe = [str(python), '-c', 'import stable_baselines3, gymnasium, torch; print(torch.__version__)']
+    if python.exists():
+        found = subprocess.run(probe, capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip().startswith(TORCH_PIN.split('==')[1]):
+            return python
+    print(f'creating the SB3 virtual environment in {display_path(venv)} ...', flush=True)
+    subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
+    pip = [str(python), '-m', 'pip', 'install', '--quiet']
+    subprocess.run([*pip, TORCH_PIN], check=True)
+    subprocess.run([*pip, 'stable-baselines3', 'gymnasium', TORCH_PIN], check=True)
+    found = subprocess.run(probe, capture_output=True, text=True, check=True)
+    if not found.stdout.strip().startswith(TORCH_PIN.split('==')[1]):
+        raise SystemExit(f'error: the SB3 venv has torch {found.stdout.strip()}, expected {TORCH_PIN}')
+    return python

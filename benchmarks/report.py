@@ -1,0 +1,97 @@
+"""Turns finished run folders into the benchmark's outputs: milestone values, a curve plot, a table.
+
+Libraries evaluate on different env-step grids (tidal every N train iterations after its warm-up,
+SB3 every N env steps), so a value "at" an env step is always the last evaluation at or before it;
+cells say which env step they come from whenever it differs from the milestone.
+"""
+import statistics
+from pathlib import Path
+
+
+def milestones(steps: int, parts: int = 4) -> list[int]:
+    """Evenly spaced env steps at which returns are tabulated (5k/10k/15k/20k for 20k steps)."""
+    return [steps * i // parts for i in range(1, parts + 1)]
+
+
+def eval_at(evals: list[dict], env_step: int) -> dict | None:
+    """The last evaluation at or before `env_step`, or None if there is none yet."""
+    before = [row for row in evals if row['env_step'] <= env_step]
+    return before[-1] if before else None
+
+
+def fmt_steps(env_step: float) -> str:
+    return f'{env_step / 1000:g}k' if env_step >= 1000 else f'{env_step:g}'
+
+
+def median_band(runs: list[dict]) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Median, min and max eval return over seeds on the union of their env-step grids."""
+    grid = sorted({row['env_step'] for run in runs for row in run['evals']})
+    steps, med, low, high = [], [], [], []
+    for env_step in grid:
+        found = [eval_at(run['evals'], env_step) for run in runs]
+        if any(row is None for row in found):
+            continue  # not every seed has been evaluated yet
+        values = [row['return_mean'] for row in found]
+        steps.append(env_step)
+        med.append(statistics.median(values))
+        low.append(min(values))
+        high.append(max(values))
+    return steps, med, low, high
+
+
+def plot_curves(curves: dict[str, list[dict]], path: Path, title: str) -> None:
+    """One line per library (median over seeds) with a shaded min-max band."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, runs in curves.items():
+        steps, med, low, high = median_band(runs)
+        line, = ax.plot(steps, med, marker='o', markersize=3, label=f'{label} (median of {len(runs)})')
+        ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set_xlabel('env steps')
+    ax.set_ylabel('eval return (deterministic)')
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc='best')
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def library_row(runs: list[dict], marks: list[int]) -> dict:
+    """Medians over seeds of the milestone returns (with the env steps they come from) and speeds."""
+    row: dict = {'seeds': len(runs), 'returns': {}}
+    for mark in marks:
+        found = [eval_at(run['evals'], mark) for run in runs]
+        if any(f is None for f in found):
+            row['returns'][mark] = None
+            continue
+        row['returns'][mark] = {'median': statistics.median(f['return_mean'] for f in found),
+                                'from_env_steps': sorted({f['env_step'] for f in found})}
+    for key in ('wall_time', 'env_steps_per_s', 'updates_per_s'):
+        row[key] = statistics.median(run['summary'][key] for run in runs)
+    return row
+
+
+def _return_cell(cell: dict | None, mark: int) -> str:
+    if cell is None:
+        return 'n/a'
+    text = f"{cell['median']:.1f}"
+    used = cell['from_env_steps']
+    if used != [mark]:
+        text += ' (at ' + '/'.join(fmt_steps(s) for s in used) + ')'
+    return text
+
+
+def markdown_table(rows: dict[str, dict], marks: list[int]) -> str:
+    """Per library: median eval return at each milestone, median wall clock and throughputs."""
+    head = ['library', 'seeds'] + [f'return @{fmt_steps(m)}' for m in marks] + \
+        ['wall-clock (s)', 'env steps/s', 'updates/s']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for label, row in rows.items():
+        cells = [label, str(row['seeds'])] + [_return_cell(row['returns'][m], m) for m in marks] + \
+            [f"{row['wall_time']:.0f}", f"{row['env_steps_per_s']:.1f}", f"{row['updates_per_s']:.1f}"]
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
