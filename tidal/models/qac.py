@@ -5,7 +5,7 @@ their outputs come stacked along a leading ensemble dimension.
 """
 from __future__ import annotations
 
-from typing import Sequence, Union
+from typing import Any, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -51,47 +51,49 @@ class DiscreteCritic(nn.Module):
         return self.q(obs)
 
 
-@MODEL_REGISTRY.register('continuous_qac')
-class ContinuousQAC(nn.Module):
-    """Tanh-Gaussian actor and twin (or single) Q critic for bounded continuous actions."""
+class _ActorCritic(nn.Module):
+    """An MLP actor ending in `head_cls` beside an ensemble critic of class `critic_cls`."""
 
-    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
-                 actor_hidden_sizes: Sequence[int] = (256, 256),
-                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool, actor_hidden_sizes: Sequence[int],
+                 critic_hidden_sizes: Sequence[int], activation: str, head_cls: type[nn.Module],
+                 critic_cls: type[nn.Module]) -> None:
         super().__init__()
         obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
         self.action_dim = action_dim
         self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
-        self.actor_head = GaussianHead(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
-        self.critic = ContinuousCritic(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1,
-                                       activation)
+        self.actor_head = head_cls(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
+        self.critic = critic_cls(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1, activation)
 
-    def actor(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mean, log std) of the pre-tanh Gaussian."""
+    def actor(self, obs: torch.Tensor) -> Any:
         return self.actor_head(self.actor_body(obs))
 
     def actor_parameters(self) -> list[nn.Parameter]:
         return [*self.actor_body.parameters(), *self.actor_head.parameters()]
+
+
+@MODEL_REGISTRY.register('continuous_qac')
+class ContinuousQAC(_ActorCritic):
+    """Tanh-Gaussian actor and twin (or single) Q critic for bounded continuous actions.
+
+    `actor(obs)` gives the (mean, log std) of the pre-tanh Gaussian; `critic(obs, action)` gives [E, B].
+    """
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
+                 actor_hidden_sizes: Sequence[int] = (256, 256),
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
+                         GaussianHead, ContinuousCritic)
 
 
 @MODEL_REGISTRY.register('discrete_qac')
-class DiscreteQAC(nn.Module):
-    """Categorical actor and twin (or single) Q(s, .) critic for discrete actions."""
+class DiscreteQAC(_ActorCritic):
+    """Categorical actor and twin (or single) Q(s, .) critic for discrete actions.
+
+    `actor(obs)` gives action logits; `critic(obs)` gives [E, B, A].
+    """
 
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
                  actor_hidden_sizes: Sequence[int] = (256, 256),
                  critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
-        super().__init__()
-        obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
-        self.action_dim = action_dim
-        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
-        self.actor_head = DiscreteHead(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
-        self.critic = DiscreteCritic(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1,
-                                     activation)
-
-    def actor(self, obs: torch.Tensor) -> torch.Tensor:
-        """Action logits."""
-        return self.actor_head(self.actor_body(obs))
-
-    def actor_parameters(self) -> list[nn.Parameter]:
-        return [*self.actor_body.parameters(), *self.actor_head.parameters()]
+        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
+                         DiscreteHead, DiscreteCritic)

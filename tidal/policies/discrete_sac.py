@@ -85,14 +85,7 @@ class DiscreteSACPolicy(SACPolicy):
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)
 
-        info.update(
-            critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
-            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(),
-            target_q_value=next_value.mean(), entropy=-expected_log_prob.detach().mean(),
-            priority=td_error.detach().abs().mean(dim=0),
-        )
-        if q.shape[0] > 1:
-            info['twin_critic_loss'] = critic_losses[1].detach()
+        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, expected_log_prob, alpha))
         return info
 
     # ----- collect and eval ------------------------------------------------------------------

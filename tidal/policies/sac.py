@@ -124,13 +124,19 @@ class SACPolicy(Policy):
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)
 
-        info.update(
+        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
+        return info
+
+    @staticmethod
+    def _learn_info(critic_losses: torch.Tensor, td_error: torch.Tensor, q: torch.Tensor, target: torch.Tensor,
+                    policy_loss: torch.Tensor, log_prob: torch.Tensor, alpha: torch.Tensor) -> dict[str, Any]:
+        """The monitored values of one update (detached 0-d tensors) and the per-sample priority."""
+        info = dict(
             critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
-            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(),
-            target_q_value=next_value.mean(), entropy=-log_prob.detach().mean(),
-            priority=td_error.detach().abs().mean(dim=0),
+            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(), target_q_value=target.mean(),
+            entropy=-log_prob.detach().mean(), priority=td_error.detach().abs().mean(dim=0),
         )
-        if q.shape[0] > 1:
+        if len(critic_losses) > 1:
             info['twin_critic_loss'] = critic_losses[1].detach()
         return info
 
