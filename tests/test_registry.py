@@ -30,7 +30,7 @@ def test_taken_name_raises_unless_forced():
 def test_unknown_name_suggests_the_closest():
     with pytest.raises(UnknownNameError) as err:
         POLICY_REGISTRY.get('sack')
-    assert str(err.value).startswith("unknown policy 'sack'; did you mean 'sac'?")
+    assert str(err.value).startswith("unknown policy 'sack'; did you mean 'sac'")
     assert isinstance(err.value, KeyError)
 
 

@@ -17,7 +17,7 @@ def run_cli(*args, cwd):
 
 @pytest.mark.parametrize('args, message', [
     (['train', 'no_such.yaml'], "tidal: error: config file 'no_such.yaml' not found"),
-    (['train', 'pendulum_sc'], "did you mean 'pendulum_sac'?"),
+    (['train', 'pendulum_sc'], "did you mean 'pendulum_sac'"),
     (['train', 'pendulum_sac', '--set', 'policy.learn.batch_sise=3'],
      "unknown config key 'policy.learn.batch_sise'; did you mean 'policy.learn.batch_size'?"),
     (['train', 'pendulum_sac', '--set', 'env.env_id=Pendulm-v1'],

@@ -2,8 +2,9 @@
 from tidal.models.heads import DiscreteHead, GaussianHead
 from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
 from tidal.models.qac import ContinuousQAC, DiscreteQAC
+from tidal.models.qvac import ContinuousQVAC, StateValue
 from tidal.models.target import TargetNetwork
 from tidal.models.temperature import Temperature
 
-__all__ = ['ContinuousQAC', 'DiscreteHead', 'DiscreteQAC', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead',
-           'TargetNetwork', 'Temperature', 'mlp']
+__all__ = ['ContinuousQAC', 'ContinuousQVAC', 'DiscreteHead', 'DiscreteQAC', 'EnsembleLinear', 'EnsembleMLP',
+           'GaussianHead', 'StateValue', 'TargetNetwork', 'Temperature', 'mlp']

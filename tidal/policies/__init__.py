@@ -2,5 +2,6 @@
 from tidal.policies.base import Policy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.sac import SACPolicy
+from tidal.policies.sac_v import SACVPolicy
 
-__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy']
+__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy', 'SACVPolicy']

@@ -83,12 +83,20 @@ class SACPolicy(Policy):
             self._model.actor_head.init_uniform(learn.init_w)
         self._optimizer_q = adam(self._model.critic.parameters(), learn.learning_rate_q)
         self._optimizer_policy = adam(self._model.actor_parameters(), learn.learning_rate_policy)
-        self._target_critic = TargetNetwork(self._model.critic)
+        self._init_target_networks()
         self._temperature = Temperature(learn.alpha, learn.auto_alpha, learn.log_space).to(self._device)
         self._optimizer_alpha = (adam(self._temperature.parameters(), learn.learning_rate_alpha)
                                  if learn.auto_alpha else None)
         self._target_entropy = self._default_target_entropy() if learn.target_entropy is None \
             else float(learn.target_entropy)
+
+    def _init_target_networks(self) -> None:
+        """The Polyak-averaged copies that the TD target bootstraps from."""
+        self._target_critic = TargetNetwork(self._model.critic)
+
+    def _target_networks(self) -> dict[str, TargetNetwork]:
+        """The target networks under their state-dict keys."""
+        return {'target_critic': self._target_critic}
 
     def _default_target_entropy(self) -> float:
         return -float(np.prod(self._cfg.model.action_shape))
@@ -111,21 +119,35 @@ class SACPolicy(Policy):
         optimizer_step(self._optimizer_q, critic_losses.sum())
 
         # 3. policy loss, J_pi (eq. 7): the critics are constants here, so no gradients for their weights
-        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs))
-        self._model.critic.requires_grad_(False)
-        q_new = self._model.critic(obs, action_new).min(dim=0).values
-        self._model.critic.requires_grad_(True)
-        policy_loss = (alpha * log_prob - q_new).mean()
-        optimizer_step(self._optimizer_policy, policy_loss)
+        policy_loss, log_prob, info = self._update_policy(batch, alpha)
 
         # 4. temperature loss, J(alpha) (eq. 18)
-        info = self._update_temperature(log_prob)
+        info.update(self._update_temperature(log_prob))
 
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)
 
         info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
         return info
+
+    def _update_policy(self, batch: dict[str, Any],
+                       alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """One actor step on mean(alpha log pi(a~|s) - min_i Q_i(s, a~)), a~ a fresh reparameterized
+        sample; returns the loss, log pi(a~|s) and the variant's policy monitors."""
+        obs = batch['obs']
+        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs))
+        self._model.critic.requires_grad_(False)
+        q_new = self._model.critic(obs, action_new).min(dim=0).values
+        self._model.critic.requires_grad_(True)
+        policy_losses = alpha * log_prob - q_new
+        monitors = self._policy_monitors(batch, policy_losses)
+        policy_loss = policy_losses.mean()
+        optimizer_step(self._optimizer_policy, policy_loss)
+        return policy_loss, log_prob, monitors
+
+    def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Extra values a variant measures on the per-sample policy loss before the actor step."""
+        return {}
 
     @staticmethod
     def _learn_info(critic_losses: torch.Tensor, td_error: torch.Tensor, q: torch.Tensor, target: torch.Tensor,
@@ -159,7 +181,7 @@ class SACPolicy(Policy):
     def _state_dict_learn(self) -> dict[str, Any]:
         state = {
             'model': self._model.state_dict(),
-            'target_critic': self._target_critic.net.state_dict(),
+            **{name: target.net.state_dict() for name, target in self._target_networks().items()},
             'temperature': self._temperature.state_dict(),
             'optimizer_q': self._optimizer_q.state_dict(),
             'optimizer_policy': self._optimizer_policy.state_dict(),
@@ -170,7 +192,8 @@ class SACPolicy(Policy):
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         self._model.load_state_dict(state['model'])
-        self._target_critic.net.load_state_dict(state['target_critic'])
+        for name, target in self._target_networks().items():
+            target.net.load_state_dict(state[name])
         self._temperature.load_state_dict(state['temperature'])
         self._optimizer_q.load_state_dict(state['optimizer_q'])
         self._optimizer_policy.load_state_dict(state['optimizer_policy'])

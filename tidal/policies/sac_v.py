@@ -1,0 +1,102 @@
+"""Soft Actor-Critic with a state-value network, the original formulation.
+
+Haarnoja et al. 2018, "Soft Actor-Critic: Off-Policy Maximum Entropy Deep Reinforcement Learning
+with a Stochastic Actor" (arXiv 1801.01290). Unlike `sac`, the Q critics bootstrap from a separate
+state-value network V (through its Polyak-averaged copy) instead of from target critics, V itself
+being regressed to the soft value of the current policy; alpha is fixed and rewards are scaled.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from tidal.models import TargetNetwork
+from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.sac import SACPolicy
+from tidal.registry import POLICY_REGISTRY
+from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
+
+
+@POLICY_REGISTRY.register('sac_v')
+class SACVPolicy(SACPolicy):
+    config = dict(
+        type='sac_v',
+        learn=dict(
+            # (float) Adam learning rate of the state-value network V.
+            learning_rate_value=3e-4,
+            # (float) Polyak factor of the target value network: target += target_theta * (online - target).
+            target_theta=0.005,
+            # (float) Factor on the reward in the Q target. With alpha fixed only alpha / reward_scale matters, up
+            # to the scale of Q: the paper's alpha=1, reward_scale=5 is this policy's alpha=0.2, reward_scale=1.
+            reward_scale=1.0,
+            # (bool) Tune alpha towards target_entropy (SAC v2); off by default, the paper keeps alpha fixed.
+            auto_alpha=False,
+        ),
+    )
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'continuous_qvac', ['tidal.models.qvac']
+
+    def _init_learn(self) -> None:
+        super()._init_learn()
+        self._reward_scale = self._cfg.learn.reward_scale
+        self._optimizer_value = adam(self._model.value.parameters(), self._cfg.learn.learning_rate_value)
+
+    def _init_target_networks(self) -> None:
+        # the Q target (eq. 8) bootstraps from V_target(s'): the Q critics need no target copy of their own
+        self._target_value = TargetNetwork(self._model.value)
+
+    def _target_networks(self) -> dict[str, TargetNetwork]:
+        return {'target_value': self._target_value}
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        # The steps follow the paper's Algorithm 1 (V, Q, then the policy) rather than RL Coach's order
+        # (policy, V, Q): each loss then sees the networks the algorithm box specifies, and the actor step
+        # comes after the critics as in `sac`, so both policies share `_update_policy`.
+        obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
+        reward = self._reward_scale * batch['reward']
+        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+        weight = sample_weight(batch, self._cfg.priority_IS_weight)
+        alpha = self._temperature.value
+
+        # 1. value loss, J_V (eq. 5): V(s) towards min_i Q_i(s, a~) - alpha log pi(a~|s), a~ ~ pi(.|s) freshly
+        # sampled; the paper's factor 1/2 is left out, as in the critic losses
+        with torch.no_grad():
+            sampled_action, sampled_log_prob = tanh_gaussian_sample(*self._model.actor(obs))
+            value_target = self._model.critic(obs, sampled_action).min(dim=0).values - alpha * sampled_log_prob
+        value = self._model.value(obs)
+        squared_error = (value_target - value).pow(2)
+        value_loss = (squared_error if weight is None else squared_error * weight).mean()
+        optimizer_step(self._optimizer_value, value_loss)
+
+        # 2. critic loss, J_Q (eqs. 7-8): each Q_i(s, a) towards reward_scale r + gamma (1 - terminated) V_target(s')
+        with torch.no_grad():
+            next_value = self._target_value(next_obs)
+        q = self._model.critic(obs, action)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        optimizer_step(self._optimizer_q, critic_losses.sum())
+
+        # 3. policy loss, J_pi (eq. 12, reparameterized as in eq. 11): the critics are constants here
+        policy_loss, log_prob, info = self._update_policy(batch, alpha)
+
+        # 4. temperature loss (SAC v2, eq. 18), only with auto_alpha
+        info.update(self._update_temperature(log_prob))
+
+        # 5. Polyak update of the target value network
+        self._target_value.update(self._target_theta)
+
+        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
+        info.update(value_loss=value_loss.detach(), v_value=value.detach().mean(), target_v_value=value_target.mean())
+        return info
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return [*super()._monitor_vars_learn(), 'value_loss', 'v_value', 'target_v_value']
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {**super()._state_dict_learn(), 'optimizer_value': self._optimizer_value.state_dict()}
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        self._optimizer_value.load_state_dict(state['optimizer_value'])
