@@ -50,6 +50,15 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
     show.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE')
 
+    p = sub.add_parser('collect-demos', help='record expert demonstrations with a trained policy (for SQIL)')
+    p.add_argument('config')
+    p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy')
+    p.add_argument('--episodes', type=int, required=True)
+    p.add_argument('-o', '--output', required=True, help='demonstration file to write (.npz)')
+    p.add_argument('--stochastic', action='store_true', help='sample actions instead of the deterministic policy')
+    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+
     p = sub.add_parser('plot', help='plot eval return against env steps for one or more runs')
     p.add_argument('run_dirs', nargs='+')
     p.add_argument('-o', '--output', default='curves.png')
@@ -57,14 +66,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> None:
-    from tidal.entry.serial_pipeline import serial_pipeline
+    from tidal.entry.pipelines import train
     overrides = list(args.overrides)
     if args.device:
         overrides.append(f'policy.device={args.device}')
     if args.exp_name:
         overrides.append(f'exp_name={args.exp_name}')
-    serial_pipeline(args.config, seed=args.seed, max_env_step=args.max_env_step,
-                    max_train_iter=args.max_train_iter, overrides=overrides, progress=not args.no_progress)
+    train(args.config, seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
+          overrides=overrides, progress=not args.no_progress)
 
 
 def _eval(args: argparse.Namespace) -> None:
@@ -101,12 +110,17 @@ def _dispatch(args: argparse.Namespace) -> None:
     elif args.command == 'eval':
         _eval(args)
     elif args.command == 'resume':
-        from tidal.entry.serial_pipeline import resume
+        from tidal.entry.pipelines import resume
         resume(args.run_dir, progress=not args.no_progress)
     elif args.command == 'list':
         _list(args.what)
     elif args.command == 'config':
         _config_show(args)
+    elif args.command == 'collect-demos':
+        from tidal.entry.demos import collect_demos
+        path = collect_demos(args.config, args.ckpt, args.episodes, args.output,
+                             deterministic=not args.stochastic, seed=args.seed)
+        print(f'wrote {args.episodes} episodes to {path}')
     elif args.command == 'plot':
         from tidal.worker.plot import plot_curves
         print(plot_curves(args.run_dirs, Path(args.output)))

@@ -1,7 +1,6 @@
 """The off-policy training loop: collect -> replay buffer -> learn, with evaluation on schedule."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -15,7 +14,7 @@ from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_env_man
                                build_replay_buffer, check_budget, load_config, new_run_dir, rng_state,
                                set_rng_state, set_seed, set_torch_threads)
 from tidal.policies.base import Policy
-from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
+from tidal.worker.checkpoint import save_checkpoint
 from tidal.worker.collector import SampleCollector
 from tidal.worker.evaluator import EvalResult, Evaluator
 from tidal.worker.learner import Learner, scalars
@@ -106,8 +105,12 @@ class OffPolicyRun:
             self.evaluator.env.close()
         return self.policy
 
+    def _sample_batch(self) -> dict[str, Any]:
+        """The training batch of one update; pipelines with other data sources override this."""
+        return self.buffer.sample(self.cfg.policy.learn.batch_size)
+
     def _update(self) -> None:
-        batch = self.buffer.sample(self.cfg.policy.learn.batch_size)
+        batch = self._sample_batch()
         info = self.learner.train(batch)
         if self.cfg.policy.priority:
             self.buffer.update_priority(batch['index'], info['priority'])
@@ -161,19 +164,3 @@ def serial_pipeline(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optiona
     run_dir = new_run_dir(cfg.exp_name)
     save_config(cfg, run_dir / 'config.yaml')
     return OffPolicyRun(cfg, run_dir, max_env_step, max_train_iter, progress).train()
-
-
-def resume(run_dir: str | os.PathLike, progress: bool = True) -> Policy:
-    """Continue a run from its folder: its saved config and its latest checkpoint."""
-    run_dir = Path(run_dir)
-    state = load_checkpoint(run_dir / 'ckpt' / 'latest.pt')
-    cfg = load_config(run_dir / 'config.yaml', seed=_saved_seed(run_dir))
-    run = OffPolicyRun(cfg, run_dir, state['max_env_step'], state['max_train_iter'], progress)
-    run.restore(state)
-    return run.train()
-
-
-def _saved_seed(run_dir: Path) -> int:
-    from tidal.config import read_config
-    main_config, _ = read_config(str(run_dir / 'config.yaml'))
-    return int(main_config.get('seed', 0))

@@ -3,5 +3,6 @@ from tidal.policies.base import Policy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.sac import SACPolicy
 from tidal.policies.sac_v import SACVPolicy
+from tidal.policies.sqil_sac import SQILSACPolicy
 
-__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy', 'SACVPolicy']
+__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy']

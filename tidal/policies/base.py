@@ -109,6 +109,8 @@ class Policy:
 
     #: 'continuous' or 'discrete': the action space the policy's networks expect (None: any).
     action_space: Optional[str] = None
+    #: The training loop `tidal train` runs for this policy: 'off_policy' or 'sqil' (needs demonstrations).
+    pipeline: str = 'off_policy'
 
     @classmethod
     def default_config(cls) -> EasyDict:

@@ -1,0 +1,55 @@
+"""Demonstrations from the CLI: record them with a trained policy, then imitate them with SQIL."""
+import json
+
+import pytest
+
+from tidal.entry.cli import main
+from tidal.worker.demos import load_demos
+
+SMALL = ['--set', 'policy.model.actor_hidden_sizes=[16]', '--set', 'policy.model.critic_hidden_sizes=[16]',
+         '--set', 'policy.learn.batch_size=16', '--set', 'policy.random_collect_size=50',
+         '--set', 'env.n_evaluator_episode=1', '--set', 'env.evaluator_env_num=1', '--no-progress']
+
+
+@pytest.fixture
+def expert_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(['train', 'pendulum_sac', '--max-env-step', '100', '--exp-name', 'expert', *SMALL]) == 0
+    return tmp_path / 'expert'
+
+
+def test_collect_demos_then_train_sqil(expert_run, capsys):
+    assert main(['collect-demos', 'expert/config.yaml', '--ckpt', 'expert/ckpt/latest.pt', '--episodes', '2',
+                 '-o', 'demos.npz']) == 0
+    assert 'wrote 2 episodes to demos.npz' in capsys.readouterr().out
+    demos = load_demos('demos.npz')
+    assert demos.metadata['env_id'] == 'Pendulum-v1' and demos.metadata['deterministic'] is True
+    assert demos.metadata['episode_lengths'] == [200, 200] and len(demos.metadata['returns']) == 2
+    assert demos.columns['obs'].shape == (400, 3) and demos.columns['action'].abs().max() <= 1.0
+
+    assert main(['train', 'pendulum_sqil_sac', '--max-env-step', '120', '--exp-name', 'sqil',
+                 '--set', 'policy.expert_data_path=demos.npz', '--set', 'env.stop_value=null',
+                 '--set', 'policy.learn.learner.log_freq=10', *SMALL]) == 0
+    summary = json.loads((expert_run.parent / 'sqil' / 'summary.json').read_text())
+    assert summary['env_step'] == 120 and summary['train_iter'] == 70
+    log = (expert_run.parent / 'sqil' / 'log.txt').read_text()
+    assert 'cos_similarity=' in log and 'expert_td_error=' in log
+
+
+def test_sqil_refuses_demos_of_another_env(expert_run, capsys):
+    assert main(['train', 'cartpole_discrete_sac', '--max-env-step', '60', '--exp-name', 'cart', *SMALL]) == 0
+    assert main(['collect-demos', 'cart/config.yaml', '--ckpt', 'cart/ckpt/latest.pt', '--episodes', '1',
+                 '-o', 'cart.npz']) == 0
+    capsys.readouterr()
+    assert main(['train', 'pendulum_sqil_sac', '--max-env-step', '60', '--exp-name', 'bad',
+                 '--set', 'policy.expert_data_path=cart.npz', *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err == ("tidal: error: demonstration file 'cart.npz' was recorded on env 'CartPole-v1', "
+                   "but env.env_id is 'Pendulum-v1'\n")
+
+
+def test_sqil_without_demonstrations_says_how_to_get_them(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(['train', 'pendulum_sqil_sac', '--max-env-step', '60', '--set', 'policy.expert_data_path=',
+                 *SMALL]) == 2
+    assert 'set policy.expert_data_path (record them with tidal collect-demos)' in capsys.readouterr().err

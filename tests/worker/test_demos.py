@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+import torch
+
+from tidal.errors import CheckpointError
+from tidal.worker.demos import check_demos, load_demos, save_demos
+
+
+def episode(length, start=0.0):
+    steps = torch.arange(length, dtype=torch.float32) + start
+    return {'obs': {'observation': steps[:, None], 'action_mask': torch.ones(length, 2, dtype=torch.bool)},
+            'action': torch.zeros(length, 1), 'reward': torch.ones(length), 'next_obs': {
+                'observation': steps[:, None] + 1, 'action_mask': torch.ones(length, 2, dtype=torch.bool)},
+            'terminated': torch.arange(length) == length - 1, 'truncated': torch.zeros(length, dtype=torch.bool)}
+
+
+def test_demo_file_round_trip_keeps_columns_dtypes_and_metadata(tmp_path):
+    path = save_demos(tmp_path / 'demos.npz', [episode(3), episode(2, start=10)],
+                      {'env_id': 'Toy-v0', 'obs_shape': 1, 'action_shape': 1, 'returns': [3.0, 2.0]})
+    assert [p.name for p in tmp_path.iterdir()] == ['demos.npz']  # written atomically, no leftovers
+    demos = load_demos(path)
+    assert len(demos) == 5
+    assert demos.metadata['episode_lengths'] == [3, 2] and demos.metadata['returns'] == [3.0, 2.0]
+    assert demos.columns['obs']['observation'][:, 0].tolist() == [0, 1, 2, 10, 11]
+    assert demos.columns['obs']['action_mask'].dtype == torch.bool
+    assert demos.columns['terminated'].tolist() == [False, False, True, False, True]
+
+
+def test_demos_of_another_env_or_shape_are_refused(tmp_path):
+    path = save_demos(tmp_path / 'd.npz', [episode(2)], {'env_id': 'Toy-v0', 'obs_shape': 1, 'action_shape': 1})
+    demos = load_demos(path)
+    check_demos(demos, 'Toy-v0', [1], 1, path)
+    with pytest.raises(CheckpointError, match="recorded on env 'Toy-v0', but env.env_id is 'Other-v0'"):
+        check_demos(demos, 'Other-v0', 1, 1, path)
+    with pytest.raises(CheckpointError, match=r'has obs_shape 1, but policy.model.obs_shape is \[4\]'):
+        check_demos(demos, 'Toy-v0', [4], 1, path)
+
+
+def test_missing_or_foreign_demo_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="demonstration file '.*none.npz' not found"):
+        load_demos(tmp_path / 'none.npz')
+    np.savez(tmp_path / 'foreign.npz', x=np.zeros(2))
+    with pytest.raises(CheckpointError, match='cannot be read'):
+        load_demos(tmp_path / 'foreign.npz')

@@ -1,0 +1,47 @@
+"""Recording expert demonstrations with a trained policy (`tidal collect-demos`)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+from tidal.entry.setup import ConfigInput, build_policy, load_config, set_seed, set_torch_threads
+from tidal.envs.env_manager import make_env_manager
+from tidal.errors import ConfigError
+from tidal.registry import ENV_REGISTRY
+from tidal.worker.checkpoint import load_checkpoint, policy_state
+from tidal.worker.collector import EpisodeCollector
+from tidal.worker.demos import save_demos
+
+
+def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int, out: str | os.PathLike,
+                  deterministic: bool = True, seed: int = 0) -> Path:
+    """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file.
+
+    Deterministic by default (the eval-mode action); `deterministic=False` samples like the collector.
+    """
+    if episodes < 1:
+        raise ConfigError(f'--episodes must be >= 1, got {episodes}')
+    cfg = load_config(input_cfg, seed)
+    set_torch_threads(cfg.torch_threads)
+    set_seed(seed)
+    policy = build_policy(cfg, enable_field=('collect', 'eval'))
+    policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))
+    acting = policy.collect_mode
+    if deterministic:
+        acting = SimpleNamespace(**{**vars(acting), 'forward': policy.eval_mode.forward})
+    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
+    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num)
+    try:
+        collector = EpisodeCollector(manager, acting, policy.device)
+        collector.reset(seed=seed)
+        rollouts = collector.collect(episodes)
+    finally:
+        manager.close()
+    returns = [float(episode['reward'].sum()) for episode in rollouts]
+    metadata = dict(
+        env_id=cfg.env.env_id, env_kwargs=dict(cfg.env.env_kwargs),
+        observation_space=str(manager.observation_space), action_space=str(manager.action_space),
+        obs_shape=cfg.policy.model.obs_shape, action_shape=cfg.policy.model.action_shape,
+        policy=cfg.policy.type, checkpoint=str(ckpt), deterministic=deterministic, seed=seed, returns=returns)
+    return save_demos(out, rollouts, metadata)

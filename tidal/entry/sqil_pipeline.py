@@ -1,0 +1,66 @@
+"""SQIL's off-policy loop: every batch is half agent replay, half expert demonstrations.
+
+Reddy et al. 2019, "SQIL: Imitation Learning via Reinforcement Learning with Sparse Rewards"
+(arXiv 1905.11108). The loop is the off-policy one; only the batch differs. The rewards are
+relabelled by the policy from the batch's `expert` column (1 for expert rows, 0 for agent rows).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+import torch
+from easydict import EasyDict
+
+from tidal.config import save_config
+from tidal.entry.serial_pipeline import OffPolicyRun
+from tidal.entry.setup import ConfigInput, load_config, new_run_dir
+from tidal.errors import ConfigError
+from tidal.policies.base import Policy
+from tidal.worker.demos import check_demos, load_demos
+from tidal.worker.replay_buffer import ReplayBuffer
+from tidal.worker.tensor import concat
+
+EXPERT_FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated')
+
+
+def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
+    """A replay buffer holding exactly the demonstrations named by `policy.expert_data_path`."""
+    path = cfg.policy.expert_data_path
+    if not path:
+        raise ConfigError(f"policy '{cfg.policy.type}' learns from demonstrations: set policy.expert_data_path "
+                          f'(record them with tidal collect-demos)')
+    demos = load_demos(path)
+    check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
+    buffer = ReplayBuffer(len(demos), device=device, seed=cfg.seed + 1)
+    buffer.extend({field: demos.columns[field] for field in EXPERT_FIELDS})
+    return buffer
+
+
+class SQILRun(OffPolicyRun):
+    """The off-policy run with batches drawn half from the agent's buffer, half from the demos."""
+
+    def __init__(self, cfg: EasyDict, *args: Any, **kwargs: Any) -> None:
+        if cfg.policy.priority:
+            raise ConfigError('policy.priority is not supported with demonstrations (SQIL samples both halves '
+                              'uniformly); set policy.priority=False')
+        super().__init__(cfg, *args, **kwargs)
+        self.expert = expert_buffer(cfg, self.policy.device)
+
+    def _sample_batch(self) -> dict[str, Any]:
+        half = self.cfg.policy.learn.batch_size // 2
+        agent = self.buffer.sample(half)
+        expert = self.expert.sample(half)
+        batch = concat([{field: agent[field] for field in EXPERT_FIELDS},
+                        {field: expert[field] for field in EXPERT_FIELDS}])
+        batch['expert'] = torch.arange(2 * half, device=self.policy.device) >= half
+        return batch
+
+
+def serial_pipeline_sqil(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optional[int] = None,
+                         max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
+                         progress: bool = True) -> Policy:
+    """Train a demonstration-driven policy (e.g. 'sqil_sac') from a config path, zoo name or pair."""
+    cfg = load_config(input_cfg, seed, overrides)
+    run_dir = new_run_dir(cfg.exp_name)
+    save_config(cfg, run_dir / 'config.yaml')
+    return SQILRun(cfg, run_dir, max_env_step, max_train_iter, progress).train()

@@ -1,0 +1,54 @@
+"""SQIL on top of SAC: imitation as RL with a constant reward.
+
+Reddy et al. 2019, "SQIL: Imitation Learning via Reinforcement Learning with Sparse Rewards"
+(arXiv 1905.11108). Each batch is half expert demonstrations relabelled with reward 1 and half the
+agent's own replay relabelled with reward 0 (algorithm 1); the learning itself is plain SAC. The
+pipeline marks the rows with an `expert` column; this class only relabels and adds monitors.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from tidal.policies.sac import SACPolicy
+from tidal.registry import POLICY_REGISTRY
+
+
+@POLICY_REGISTRY.register('sqil_sac')
+class SQILSACPolicy(SACPolicy):
+    config = dict(
+        type='sqil_sac',
+        # (str) Demonstration file written by `tidal collect-demos`; half of every batch comes from it.
+        expert_data_path='',
+        learn=dict(
+            # (bool) Log the cosine similarity of the policy gradients (actor's mean layer) from the agent
+            # half and the expert half of each batch; costs two extra partial backward passes per update.
+            monitor_cos_similarity=True,
+        ),
+    )
+    pipeline = 'sqil'
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        expert = batch['expert']
+        # SQIL's relabelling (algorithm 1, lines 4-5): r = 1 for demonstrations, r = 0 for the agent's data
+        info = super()._forward_learn({**batch, 'reward': expert.to(torch.float32)})
+        td_error = info['priority']
+        info.update(agent_td_error=td_error[~expert].mean(), expert_td_error=td_error[expert].mean())
+        return info
+
+    def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
+        if not self._cfg.learn.monitor_cos_similarity:
+            return {}
+        expert = batch['expert']
+        weight = self._model.actor_head.mu.weight
+        agent_grad, = torch.autograd.grad(policy_losses[~expert].mean(), weight, retain_graph=True)
+        expert_grad, = torch.autograd.grad(policy_losses[expert].mean(), weight, retain_graph=True)
+        return {'cos_similarity': F.cosine_similarity(agent_grad.flatten(), expert_grad.flatten(), dim=0)}
+
+    def _monitor_vars_learn(self) -> list[str]:
+        names = super()._monitor_vars_learn() + ['agent_td_error', 'expert_td_error']
+        if self._cfg.learn.monitor_cos_similarity:
+            names.append('cos_similarity')
+        return names

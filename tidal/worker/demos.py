@@ -1,0 +1,102 @@
+"""Expert demonstrations on disk: one columnar .npz file with the env and spaces in its metadata.
+
+Columns are the transition fields (`obs`, `action`, `reward`, `next_obs`, `terminated`, `truncated`)
+of all episodes end to end; nested observations are stored as `obs.observation`-style keys. The
+metadata says which env and spaces the data belongs to, so a run on another env is refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from tidal.errors import CheckpointError
+
+FORMAT_VERSION = 1
+_COLUMN_PREFIX = 'column:'
+
+
+@dataclass
+class Demos:
+    columns: dict[str, Any]   # nested dict of tensors, leading dim = all transitions
+    metadata: dict[str, Any]
+
+    def __len__(self) -> int:
+        return int(sum(self.metadata['episode_lengths']))
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = '') -> dict[str, np.ndarray]:
+    flat: dict[str, np.ndarray] = {}
+    for key, value in tree.items():
+        name = f'{prefix}{key}'
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f'{name}.'))
+        else:
+            flat[name] = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+    return flat
+
+
+def _unflatten(flat: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, value in flat.items():
+        *parents, leaf = name.split('.')
+        node = tree
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = torch.from_numpy(value)
+    return tree
+
+
+def save_demos(path: str | os.PathLike, episodes: list[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Path:
+    """Write `episodes` (time-ordered column dicts) and `metadata` to `path`, atomically."""
+    if not episodes:
+        raise ValueError('no episodes to save')
+    flats = [_flatten(episode) for episode in episodes]
+    columns = {name: np.concatenate([flat[name] for flat in flats]) for name in flats[0]}
+    meta = dict(metadata, format_version=FORMAT_VERSION,
+                episode_lengths=[len(next(iter(flat.values()))) for flat in flats])
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.tmp')
+    with open(tmp, 'wb') as f:
+        np.savez_compressed(f, metadata=np.array(json.dumps(meta)),
+                            **{f'{_COLUMN_PREFIX}{name}': value for name, value in columns.items()})
+    os.replace(tmp, path)
+    return path
+
+
+def load_demos(path: str | os.PathLike) -> Demos:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"demonstration file '{path}' not found")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            metadata = json.loads(str(data['metadata']))
+            flat = {name[len(_COLUMN_PREFIX):]: data[name] for name in data.files if name.startswith(_COLUMN_PREFIX)}
+    except (OSError, ValueError, KeyError) as err:
+        raise CheckpointError(f"demonstration file '{path}' cannot be read: {err}") from err
+    if metadata.get('format_version') != FORMAT_VERSION:
+        raise CheckpointError(f"demonstration file '{path}' has format version {metadata.get('format_version')}, "
+                              f'this tidal reads version {FORMAT_VERSION}')
+    return Demos(_unflatten(flat), metadata)
+
+
+def check_demos(demos: Demos, env_id: str, obs_shape: Any, action_shape: Any, path: str | os.PathLike) -> None:
+    """Refuse demonstrations recorded on another env or with other observation/action shapes."""
+    meta = demos.metadata
+    if meta.get('env_id') != env_id:
+        raise CheckpointError(f"demonstration file '{path}' was recorded on env '{meta.get('env_id')}', "
+                              f"but env.env_id is '{env_id}'")
+    for key, expected in (('obs_shape', obs_shape), ('action_shape', action_shape)):
+        if _as_list(meta.get(key)) != _as_list(expected):
+            raise CheckpointError(f"demonstration file '{path}' has {key} {meta.get(key)}, but "
+                                  f"policy.model.{key} is {expected}")
+
+
+def _as_list(shape: Any) -> list:
+    return list(shape) if isinstance(shape, (list, tuple)) else [shape]
