@@ -77,3 +77,17 @@ def test_short_training_run_writes_its_run_folder_and_resumes(tmp_path):
     resumed = run_cli('resume', 'run', '--no-progress', cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads((run / 'summary.json').read_text())['env_step'] == 400
+
+
+def test_plot_draws_runs_into_one_png(tmp_path, capsys):
+    for name, offset in (('a', 0.0), ('b', 5.0)):
+        run = tmp_path / name
+        run.mkdir()
+        (run / 'evals.csv').write_text(
+            'env_step,train_iter,wall_time,return_mean,return_std,episode_length_mean\n'
+            f'0,0,0.0,{-10 + offset},1.0,200\n1000,900,5.0,{-5 + offset},1.0,200\n')
+    out = tmp_path / 'both.png'
+    assert main(['plot', str(tmp_path / 'a'), str(tmp_path / 'b'), '-o', str(out)]) == 0
+    assert out.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    assert main(['plot', str(tmp_path)]) == 2
+    assert 'has no evals.csv' in capsys.readouterr().err
