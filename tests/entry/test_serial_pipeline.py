@@ -4,7 +4,7 @@ import torch
 from tidal import serial_pipeline
 from tidal.config import resolve_config_source
 
-from conftest import COUNTER_ID
+COUNTER_ID = 'tidal_test/Counter-v0'  # registered by tests/conftest.py
 
 SHORT = ['policy.random_collect_size=50', 'policy.learn.batch_size=16', 'policy.eval.evaluator.eval_freq=1000',
          'env.n_evaluator_episode=1', 'env.evaluator_env_num=1', 'policy.model.actor_hidden_sizes=[16]',

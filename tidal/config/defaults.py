@@ -20,6 +20,9 @@ class RunConfig:
         # (int) CPU threads for torch; 0 keeps torch's default (one per core). Small networks run
         # fastest on 1 whenever anything else uses the other cores, where extra threads spin and stall.
         torch_threads=1,
+        # (bool) Flush subnormal floats to zero on CPU. Adam's second moments of rarely-moving weights
+        # decay into subnormals, which make every matmul that touches them several times slower.
+        flush_denormal=True,
     )
 
 

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from tidal.entry.setup import ConfigInput, build_policy, load_config, set_seed, set_torch_threads
+from tidal.entry.setup import ConfigInput, build_policy, load_config, set_seed, configure_torch
 from tidal.envs.env_manager import make_env_manager
 from tidal.errors import ConfigError
 from tidal.registry import ENV_REGISTRY
@@ -23,7 +23,7 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     if episodes < 1:
         raise ConfigError(f'--episodes must be >= 1, got {episodes}')
     cfg = load_config(input_cfg, seed)
-    set_torch_threads(cfg.torch_threads)
+    configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
     policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))

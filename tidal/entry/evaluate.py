@@ -5,7 +5,7 @@ import os
 from typing import Optional
 
 from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_policy, load_config, set_seed,
-                               set_torch_threads)
+                               configure_torch)
 from tidal.envs.env_manager import make_env_manager
 from tidal.registry import ENV_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint, policy_state
@@ -16,7 +16,7 @@ def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episode
                         seed: int = 0) -> EvalResult:
     """Run `episodes` deterministic episodes of the policy stored in `ckpt`."""
     cfg = load_config(input_cfg, seed)
-    set_torch_threads(cfg.torch_threads)
+    configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('eval',))
     policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))

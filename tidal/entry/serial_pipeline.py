@@ -12,7 +12,7 @@ from tqdm import tqdm
 from tidal.config import save_config
 from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_env_managers, build_policy,
                                build_replay_buffer, check_budget, load_config, new_run_dir, rng_state,
-                               set_rng_state, set_seed, set_torch_threads)
+                               set_rng_state, set_seed, configure_torch)
 from tidal.policies.base import Policy
 from tidal.worker.checkpoint import save_checkpoint
 from tidal.worker.collector import SampleCollector
@@ -30,7 +30,7 @@ class OffPolicyRun:
         check_budget(cfg, max_env_step, max_train_iter)
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
-        set_torch_threads(cfg.torch_threads)
+        configure_torch(cfg)
         set_seed(cfg.seed)
         self.policy = build_policy(cfg)
         collector_env, evaluator_env = build_env_managers(cfg)

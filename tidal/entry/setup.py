@@ -33,9 +33,11 @@ def load_config(input_cfg: ConfigInput, seed: int = 0, overrides: Iterable[str] 
     return compile_config(main_config, create_config, seed=seed, overrides=overrides)
 
 
-def set_torch_threads(threads: int) -> None:
-    if threads > 0:
-        torch.set_num_threads(threads)
+def configure_torch(cfg: EasyDict) -> None:
+    """The process-wide torch settings of a run: CPU threads and subnormal flushing."""
+    if cfg.torch_threads > 0:
+        torch.set_num_threads(cfg.torch_threads)
+    torch.set_flush_denormal(cfg.flush_denormal)
 
 
 def set_seed(seed: int) -> None:
