@@ -61,6 +61,52 @@ def evaluate(actor: Actor, env: gym.Env, episodes: int, scale: float) -> tuple[n
     return returns, lengths
 
 
+class MinimalSAC:
+    """Actor, twin critics with targets, temperature and their optimizers: the whole algorithm."""
+
+    def __init__(self, obs_dim: int, act_dim: int) -> None:
+        self.actor = Actor(obs_dim, act_dim)
+        self.q1, self.q2 = net(obs_dim + act_dim, 1), net(obs_dim + act_dim, 1)
+        self.q1_target, self.q2_target = net(obs_dim + act_dim, 1), net(obs_dim + act_dim, 1)
+        self.q1_target.load_state_dict(self.q1.state_dict())
+        self.q2_target.load_state_dict(self.q2.state_dict())
+        self.log_alpha = torch.zeros(1, requires_grad=True)
+        self.q_optim = torch.optim.Adam([*self.q1.parameters(), *self.q2.parameters()], lr=LR)
+        self.actor_optim = torch.optim.Adam(self.actor.parameters(), lr=LR)
+        self.alpha_optim = torch.optim.Adam([self.log_alpha], lr=LR)
+        self.target_entropy = -float(act_dim)
+
+    def update(self, o: torch.Tensor, a: torch.Tensor, r: torch.Tensor, o2: torch.Tensor, d: torch.Tensor) -> None:
+        alpha = self.log_alpha.exp().detach()
+        with torch.no_grad():
+            a2, logp2 = self.actor(o2)
+            oa2 = torch.cat([o2, a2], -1)
+            next_q = torch.min(self.q1_target(oa2), self.q2_target(oa2)).squeeze(-1)
+            target = r + GAMMA * (1 - d) * (next_q - alpha * logp2)
+        oa = torch.cat([o, a], -1)
+        q_loss = F.mse_loss(self.q1(oa).squeeze(-1), target) + F.mse_loss(self.q2(oa).squeeze(-1), target)
+        self.q_optim.zero_grad()
+        q_loss.backward()
+        self.q_optim.step()
+
+        new_a, logp = self.actor(o)
+        oa_new = torch.cat([o, new_a], -1)
+        actor_loss = (alpha * logp - torch.min(self.q1(oa_new), self.q2(oa_new)).squeeze(-1)).mean()
+        self.actor_optim.zero_grad()
+        actor_loss.backward()
+        self.actor_optim.step()
+
+        alpha_loss = -(self.log_alpha * (logp.detach() + self.target_entropy)).mean()
+        self.alpha_optim.zero_grad()
+        alpha_loss.backward()
+        self.alpha_optim.step()
+
+        with torch.no_grad():
+            for online, target_net in ((self.q1, self.q1_target), (self.q2, self.q2_target)):
+                for p, tp in zip(online.parameters(), target_net.parameters()):
+                    tp.mul_(1 - TAU).add_(p, alpha=TAU)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seed', type=int, default=0)
@@ -69,8 +115,10 @@ def main() -> None:
     parser.add_argument('--eval-every', type=int, default=1000)
     parser.add_argument('--eval-episodes', type=int, default=5)
     parser.add_argument('--threads', type=int, default=1)
+    parser.add_argument('--flush-denormal', action='store_true', help='flush subnormal floats to zero')
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    torch.set_flush_denormal(args.flush_denormal)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
 
@@ -78,16 +126,7 @@ def main() -> None:
     eval_env.reset(seed=args.seed + EVAL_SEED_OFFSET)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     scale = float(env.action_space.high[0])
-    actor = Actor(obs_dim, act_dim)
-    q1, q2 = net(obs_dim + act_dim, 1), net(obs_dim + act_dim, 1)
-    q1_target, q2_target = net(obs_dim + act_dim, 1), net(obs_dim + act_dim, 1)
-    q1_target.load_state_dict(q1.state_dict())
-    q2_target.load_state_dict(q2.state_dict())
-    log_alpha = torch.zeros(1, requires_grad=True)
-    q_optim = torch.optim.Adam([*q1.parameters(), *q2.parameters()], lr=LR)
-    actor_optim = torch.optim.Adam(actor.parameters(), lr=LR)
-    alpha_optim = torch.optim.Adam([log_alpha], lr=LR)
-    target_entropy = -float(act_dim)
+    sac = MinimalSAC(obs_dim, act_dim)
 
     size = args.steps
     buf_obs, buf_next = np.zeros((size, obs_dim), np.float32), np.zeros((size, obs_dim), np.float32)
@@ -100,14 +139,14 @@ def main() -> None:
     obs, _ = env.reset(seed=args.seed)
     for step in range(args.steps):
         if step % args.eval_every == 0:
-            returns, lengths = evaluate(actor, eval_env, args.eval_episodes, scale)
+            returns, lengths = evaluate(sac.actor, eval_env, args.eval_episodes, scale)
             log.write(step, updates, time.perf_counter() - start, float(returns.mean()), float(returns.std()),
                       float(lengths.mean()))
         if step < WARMUP:
             action = np.random.uniform(-1, 1, act_dim).astype(np.float32)
         else:
             with torch.no_grad():
-                action = actor(torch.as_tensor(obs)[None])[0][0].numpy()
+                action = sac.actor(torch.as_tensor(obs)[None])[0][0].numpy()
         next_obs, reward, terminated, truncated, _ = env.step(action * scale)
         buf_obs[step], buf_act[step], buf_rew[step] = obs, action, reward
         buf_next[step], buf_term[step] = next_obs, float(terminated)
@@ -116,40 +155,12 @@ def main() -> None:
             obs, _ = env.reset()
         if step + 1 < WARMUP:
             continue
-
         idx = np.random.randint(0, step + 1, BATCH)
-        o, a, r = torch.from_numpy(buf_obs[idx]), torch.from_numpy(buf_act[idx]), torch.from_numpy(buf_rew[idx])
-        o2, d = torch.from_numpy(buf_next[idx]), torch.from_numpy(buf_term[idx])
-        alpha = log_alpha.exp().detach()
-        with torch.no_grad():
-            a2, logp2 = actor(o2)
-            oa2 = torch.cat([o2, a2], -1)
-            target = r + GAMMA * (1 - d) * (torch.min(q1_target(oa2), q2_target(oa2)).squeeze(-1) - alpha * logp2)
-        oa = torch.cat([o, a], -1)
-        q_loss = F.mse_loss(q1(oa).squeeze(-1), target) + F.mse_loss(q2(oa).squeeze(-1), target)
-        q_optim.zero_grad()
-        q_loss.backward()
-        q_optim.step()
-
-        new_a, logp = actor(o)
-        oa_new = torch.cat([o, new_a], -1)
-        actor_loss = (alpha * logp - torch.min(q1(oa_new), q2(oa_new)).squeeze(-1)).mean()
-        actor_optim.zero_grad()
-        actor_loss.backward()
-        actor_optim.step()
-
-        alpha_loss = -(log_alpha * (logp.detach() + target_entropy)).mean()
-        alpha_optim.zero_grad()
-        alpha_loss.backward()
-        alpha_optim.step()
-
-        with torch.no_grad():
-            for online, target_net in ((q1, q1_target), (q2, q2_target)):
-                for p, tp in zip(online.parameters(), target_net.parameters()):
-                    tp.mul_(1 - TAU).add_(p, alpha=TAU)
+        sac.update(torch.from_numpy(buf_obs[idx]), torch.from_numpy(buf_act[idx]), torch.from_numpy(buf_rew[idx]),
+                   torch.from_numpy(buf_next[idx]), torch.from_numpy(buf_term[idx]))
         updates += 1
 
-    returns, lengths = evaluate(actor, eval_env, args.eval_episodes, scale)
+    returns, lengths = evaluate(sac.actor, eval_env, args.eval_episodes, scale)
     log.write(args.steps, updates, time.perf_counter() - start, float(returns.mean()), float(returns.std()),
               float(lengths.mean()))
     wall_time = time.perf_counter() - start

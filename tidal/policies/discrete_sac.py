@@ -73,8 +73,10 @@ class DiscreteSACPolicy(SACPolicy):
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
         optimizer_step(self._optimizer_q, critic_losses.sum())
 
-        # 3. policy loss: KL to the soft-Q Boltzmann distribution, summed over actions (eq. 12)
-        min_q = q_all.detach().min(dim=0).values
+        # 3. policy loss: KL to the soft-Q Boltzmann distribution of the updated critics, summed over
+        #    actions (eq. 12)
+        with torch.no_grad():
+            min_q = self._model.critic(observation).min(dim=0).values
         policy_loss = (prob * (alpha * log_prob - min_q)).sum(dim=-1).mean()
         optimizer_step(self._optimizer_policy, policy_loss)
 
