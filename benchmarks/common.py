@@ -117,6 +117,26 @@ def merge_overrides(defaults: Iterable[str], extra: Iterable[str]) -> list[str]:
     return list(merged.values())
 
 
+def applicable_overrides(config: str, overrides: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The overrides whose key `config` has, and those it lacks (tidal refuses unknown keys).
+
+    Imports tidal, so only the tidal-side scripts may call it.
+    """
+    from tidal.config import compile_config, resolve_config_source
+
+    cfg = compile_config(*resolve_config_source(config))
+    kept, dropped = [], []
+    for item in overrides:
+        node, found = cfg, True
+        for key in item.partition('=')[0].split('.'):
+            found = isinstance(node, dict) and key in node
+            if not found:
+                break
+            node = node[key]
+        (kept if found else dropped).append(item)
+    return kept, dropped
+
+
 def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str]) -> list[str]:
     """The `tidal train` argument list, with the run folder given relative to the repo root."""
     cmd = [*TIDAL_CMD, 'train', config, '-s', str(seed), '--max-env-step', str(steps),

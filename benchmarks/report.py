@@ -39,8 +39,9 @@ def median_band(runs: list[dict]) -> tuple[list[int], list[float], list[float], 
     return steps, med, low, high
 
 
-def plot_curves(curves: dict[str, list[dict]], path: Path, title: str) -> None:
-    """One line per library (median over seeds) with a shaded min-max band."""
+def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
+                ylabel: str = 'eval return (deterministic)', references: dict[str, float] | None = None) -> None:
+    """One line per library (median over seeds) with a shaded min-max band; `references` are dashed levels."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -50,8 +51,10 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str) -> None:
         steps, med, low, high = median_band(runs)
         line, = ax.plot(steps, med, marker='o', markersize=3, label=f'{label} (median of {len(runs)})')
         ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    for label, level in (references or {}).items():
+        ax.axhline(level, color='0.3', linestyle='--', linewidth=1, label=label)
     ax.set_xlabel('env steps')
-    ax.set_ylabel('eval return (deterministic)')
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc='best')
@@ -75,23 +78,24 @@ def library_row(runs: list[dict], marks: list[int]) -> dict:
     return row
 
 
-def _return_cell(cell: dict | None, mark: int) -> str:
+def milestone_cell(cell: dict | None, mark: int, digits: int = 1) -> str:
+    """A `library_row` milestone value, naming the env steps it comes from when they differ from `mark`."""
     if cell is None:
         return 'n/a'
-    text = f"{cell['median']:.1f}"
+    text = f"{cell['median']:.{digits}f}"
     used = cell['from_env_steps']
     if used != [mark]:
         text += ' (at ' + '/'.join(fmt_steps(s) for s in used) + ')'
     return text
 
 
-def markdown_table(rows: dict[str, dict], marks: list[int]) -> str:
+def markdown_table(rows: dict[str, dict], marks: list[int], first_column: str = 'library') -> str:
     """Per library: median eval return at each milestone, median wall clock and throughputs."""
-    head = ['library', 'seeds'] + [f'return @{fmt_steps(m)}' for m in marks] + \
+    head = [first_column, 'seeds'] + [f'return @{fmt_steps(m)}' for m in marks] + \
         ['wall-clock (s)', 'env steps/s', 'updates/s']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for label, row in rows.items():
-        cells = [label, str(row['seeds'])] + [_return_cell(row['returns'][m], m) for m in marks] + \
+        cells = [label, str(row['seeds'])] + [milestone_cell(row['returns'][m], m) for m in marks] + \
             [f"{row['wall_time']:.0f}", f"{row['env_steps_per_s']:.1f}", f"{row['updates_per_s']:.1f}"]
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)

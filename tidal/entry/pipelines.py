@@ -7,9 +7,9 @@ from typing import Iterable, Optional
 
 from easydict import EasyDict
 
-from tidal.config import read_config, save_config
+from tidal.config import read_config
 from tidal.entry.serial_pipeline import OffPolicyRun
-from tidal.entry.setup import ConfigInput, load_config, new_run_dir
+from tidal.entry.setup import ConfigInput, load_config, start_run
 from tidal.entry.sqil_pipeline import SQILRun
 from tidal.errors import TidalError
 from tidal.policies.base import Policy
@@ -32,9 +32,7 @@ def train(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optional[int] = N
           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True) -> Policy:
     """Train any registered policy with the loop it needs."""
     cfg = load_config(input_cfg, seed, overrides)
-    run_dir = new_run_dir(cfg.exp_name)
-    save_config(cfg, run_dir / 'config.yaml')
-    return run_class(cfg)(cfg, run_dir, max_env_step, max_train_iter, progress).train()
+    return start_run(run_class(cfg), cfg, max_env_step, max_train_iter, progress)
 
 
 def resume(run_dir: str | os.PathLike, progress: bool = True) -> Policy:

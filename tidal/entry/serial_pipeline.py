@@ -9,10 +9,9 @@ import torch
 from easydict import EasyDict
 from tqdm import tqdm
 
-from tidal.config import save_config
 from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_env_managers, build_policy,
-                               build_replay_buffer, check_budget, load_config, new_run_dir, rng_state,
-                               set_rng_state, set_seed, configure_torch)
+                               build_replay_buffer, check_budget, configure_torch, load_config, rng_state,
+                               set_rng_state, set_seed, start_run)
 from tidal.policies.base import Policy
 from tidal.worker.checkpoint import save_checkpoint
 from tidal.worker.collector import SampleCollector
@@ -160,7 +159,4 @@ def serial_pipeline(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optiona
                     max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
                     progress: bool = True) -> Policy:
     """Train an off-policy algorithm from a config path, zoo name or (main, create) pair."""
-    cfg = load_config(input_cfg, seed, overrides)
-    run_dir = new_run_dir(cfg.exp_name)
-    save_config(cfg, run_dir / 'config.yaml')
-    return OffPolicyRun(cfg, run_dir, max_env_step, max_train_iter, progress).train()
+    return start_run(OffPolicyRun, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)

@@ -5,13 +5,13 @@ import os
 import random
 import time
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 import torch
 from easydict import EasyDict
 
-from tidal.config import compile_config, resolve_config_source
+from tidal.config import compile_config, resolve_config_source, save_config
 from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.errors import ConfigError
 from tidal.policies.base import Policy
@@ -81,6 +81,14 @@ def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Opt
     if max_env_step is None and max_train_iter is None and cfg.env.stop_value is None:
         raise ConfigError('nothing would end this run: give max_env_step (--max-env-step), '
                           'max_train_iter or env.stop_value')
+
+
+def start_run(run_cls: Callable[..., Any], cfg: EasyDict, max_env_step: Optional[int],
+              max_train_iter: Optional[int], progress: bool) -> Any:
+    """Make the run folder, save the resolved config in it and train `run_cls` to the end."""
+    run_dir = new_run_dir(cfg.exp_name)
+    save_config(cfg, run_dir / 'config.yaml')
+    return run_cls(cfg, run_dir, max_env_step, max_train_iter, progress).train()
 
 
 def rng_state() -> dict[str, Any]:

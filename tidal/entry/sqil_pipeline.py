@@ -11,9 +11,8 @@ from typing import Any, Iterable, Optional
 import torch
 from easydict import EasyDict
 
-from tidal.config import save_config
 from tidal.entry.serial_pipeline import OffPolicyRun
-from tidal.entry.setup import ConfigInput, load_config, new_run_dir
+from tidal.entry.setup import ConfigInput, load_config, start_run
 from tidal.errors import ConfigError
 from tidal.policies.base import Policy
 from tidal.worker.demos import check_demos, load_demos
@@ -60,7 +59,4 @@ def serial_pipeline_sqil(input_cfg: ConfigInput, seed: int = 0, max_env_step: Op
                          max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
                          progress: bool = True) -> Policy:
     """Train a demonstration-driven policy (e.g. 'sqil_sac') from a config path, zoo name or pair."""
-    cfg = load_config(input_cfg, seed, overrides)
-    run_dir = new_run_dir(cfg.exp_name)
-    save_config(cfg, run_dir / 'config.yaml')
-    return SQILRun(cfg, run_dir, max_env_step, max_train_iter, progress).train()
+    return start_run(SQILRun, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)
