@@ -34,7 +34,7 @@ TIDAL_OVERRIDES = [
     f'policy.eval.evaluator.eval_freq={EVAL_EVERY}',
     f'env.n_evaluator_episode={EVAL_EPISODES}',
     'env.collector_env_num=1',
-    'env.evaluator_env_num=1',
+    'env.evaluator_env_num=5',  # tidal steps the 5 evaluation episodes as one batch
     'env.stop_value=null',  # run the whole budget: the zoo config stops at -200
 ]
 LIBRARIES = {'tidal': 'tidal', 'sb3': 'Stable-Baselines3'}

@@ -79,8 +79,7 @@ def test_sac_state_dict_round_trip_restores_identical_updates(tmp_path):
     policy.learn_mode.forward(batch)
     save_checkpoint(policy.learn_mode.state_dict(), tmp_path / 'sac.pt')
     state = load_checkpoint(tmp_path / 'sac.pt')
-    assert {'model', 'target_critic', 'temperature', 'optimizer_q', 'optimizer_policy',
-            'optimizer_alpha'} <= set(state)
+    assert set(state) == {'model', 'target_critic', 'temperature', 'optimizer_q', 'optimizer_policy'}
     clone = make_sac()
     clone.learn_mode.load_state_dict(state)
     torch.manual_seed(1)
@@ -117,3 +116,34 @@ def test_sac_runs_on_cuda():
     batch = {k: v.cuda() for k, v in continuous_batch().items()}
     info = policy.learn_mode.forward(batch)
     assert info['critic_loss'].device.type == 'cuda'
+
+
+def test_one_optimizer_step_equals_separate_actor_and_temperature_steps():
+    """Sharing the optimizer is exact: each loss sees the other's parameters detached."""
+    batch = continuous_batch()
+    shared = make_sac()
+    separate = make_sac()
+    separate.model.load_state_dict(shared.model.state_dict())
+    separate._target_critic.net.load_state_dict(shared._target_critic.net.state_dict())
+    actor_optimizer = torch.optim.Adam(separate.model.actor_parameters(), lr=3e-4)
+    alpha_optimizer = torch.optim.Adam(separate._temperature.parameters(), lr=3e-4)
+
+    def separate_steps(policy_loss, log_prob):
+        actor_optimizer.zero_grad()
+        policy_loss.backward()
+        actor_optimizer.step()
+        alpha_loss = separate._temperature.loss(log_prob, separate._target_entropy)
+        alpha_optimizer.zero_grad()
+        alpha_loss.backward()
+        alpha_optimizer.step()
+        return {'alpha_loss': alpha_loss.detach()}
+
+    separate._step_actor_and_temperature = separate_steps
+    for _ in range(3):
+        torch.manual_seed(7)
+        shared.learn_mode.forward(batch)
+        torch.manual_seed(7)
+        separate.learn_mode.forward(batch)
+    for a, b in zip(shared.model.actor_parameters(), separate.model.actor_parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert float(shared._temperature.value) == pytest.approx(float(separate._temperature.value), rel=1e-6)

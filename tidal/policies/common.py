@@ -6,8 +6,11 @@ from typing import Any, Iterable, Optional
 import torch
 
 
-def adam(params: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Adam:
-    """Adam with fused kernels (CPU and CUDA): one kernel per step instead of one per parameter."""
+def adam(params: Iterable[Any], lr: float) -> torch.optim.Adam:
+    """Adam with fused kernels (CPU and CUDA): one kernel per step instead of one per parameter.
+
+    `params` are parameters or param groups (dicts with their own 'lr').
+    """
     return torch.optim.Adam(list(params), lr=lr, fused=True)
 
 

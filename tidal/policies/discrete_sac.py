@@ -78,11 +78,10 @@ class DiscreteSACPolicy(SACPolicy):
         with torch.no_grad():
             min_q = self._model.critic(observation).min(dim=0).values
         policy_loss = (prob * (alpha * log_prob - min_q)).sum(dim=-1).mean()
-        optimizer_step(self._optimizer_policy, policy_loss)
 
-        # 4. temperature loss with the exact expected log-probability (eq. 11)
+        # 4. temperature loss with the exact expected log-probability (eq. 11), stepped with the policy
         expected_log_prob = (prob * log_prob).sum(dim=-1)
-        info = self._update_temperature(expected_log_prob)
+        info = self._step_actor_and_temperature(policy_loss, expected_log_prob)
 
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)

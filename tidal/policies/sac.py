@@ -82,11 +82,14 @@ class SACPolicy(Policy):
         if learn.init_w:
             self._model.actor_head.init_uniform(learn.init_w)
         self._optimizer_q = adam(self._model.critic.parameters(), learn.learning_rate_q)
-        self._optimizer_policy = adam(self._model.actor_parameters(), learn.learning_rate_policy)
-        self._init_target_networks()
         self._temperature = Temperature(learn.alpha, learn.auto_alpha, learn.log_space).to(self._device)
-        self._optimizer_alpha = (adam(self._temperature.parameters(), learn.learning_rate_alpha)
-                                 if learn.auto_alpha else None)
+        # the actor and the temperature share one optimizer: each loss sees the other's parameters
+        # detached, so one backward and one fused step equal two separate Adam updates
+        self._optimizer_policy = adam([
+            {'params': self._model.actor_parameters(), 'lr': learn.learning_rate_policy},
+            {'params': list(self._temperature.parameters()), 'lr': learn.learning_rate_alpha},
+        ], learn.learning_rate_policy)
+        self._init_target_networks()
         self._target_entropy = self._default_target_entropy() if learn.target_entropy is None \
             else float(learn.target_entropy)
 
@@ -118,11 +121,8 @@ class SACPolicy(Policy):
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
         optimizer_step(self._optimizer_q, critic_losses.sum())
 
-        # 3. policy loss, J_pi (eq. 7): the critics are constants here, so no gradients for their weights
+        # 3. policy loss, J_pi (eq. 7), and 4. temperature loss, J(alpha) (eq. 18), in one step
         policy_loss, log_prob, info = self._update_policy(batch, alpha)
-
-        # 4. temperature loss, J(alpha) (eq. 18)
-        info.update(self._update_temperature(log_prob))
 
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)
@@ -132,8 +132,9 @@ class SACPolicy(Policy):
 
     def _update_policy(self, batch: dict[str, Any],
                        alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        """One actor step on mean(alpha log pi(a~|s) - min_i Q_i(s, a~)), a~ a fresh reparameterized
-        sample; returns the loss, log pi(a~|s) and the variant's policy monitors."""
+        """One actor (and temperature) step on mean(alpha log pi(a~|s) - min_i Q_i(s, a~)), a~ a fresh
+        reparameterized sample; the critics are constants here, so no gradients for their weights.
+        Returns the policy loss, log pi(a~|s) and the monitors (the variant's and alpha_loss)."""
         obs = batch['obs']
         action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs))
         self._model.critic.requires_grad_(False)
@@ -142,7 +143,7 @@ class SACPolicy(Policy):
         policy_losses = alpha * log_prob - q_new
         monitors = self._policy_monitors(batch, policy_losses)
         policy_loss = policy_losses.mean()
-        optimizer_step(self._optimizer_policy, policy_loss)
+        monitors.update(self._step_actor_and_temperature(policy_loss, log_prob))
         return policy_loss, log_prob, monitors
 
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -162,11 +163,14 @@ class SACPolicy(Policy):
             info['twin_critic_loss'] = critic_losses[1].detach()
         return info
 
-    def _update_temperature(self, log_prob: torch.Tensor) -> dict[str, torch.Tensor]:
-        if self._optimizer_alpha is None:
+    def _step_actor_and_temperature(self, policy_loss: torch.Tensor, log_prob: torch.Tensor) -> dict[str, Any]:
+        """One optimizer step on the policy loss plus, with auto alpha, the temperature loss (eq. 18)
+        with `log_prob` = log pi of fresh actions (or the expected log pi)."""
+        if not self._temperature.auto:
+            optimizer_step(self._optimizer_policy, policy_loss)
             return {}
         alpha_loss = self._temperature.loss(log_prob, self._target_entropy)
-        optimizer_step(self._optimizer_alpha, alpha_loss)
+        optimizer_step(self._optimizer_policy, policy_loss + alpha_loss)
         self._temperature.clamp_()
         return {'alpha_loss': alpha_loss.detach()}
 
@@ -186,8 +190,6 @@ class SACPolicy(Policy):
             'optimizer_q': self._optimizer_q.state_dict(),
             'optimizer_policy': self._optimizer_policy.state_dict(),
         }
-        if self._optimizer_alpha is not None:
-            state['optimizer_alpha'] = self._optimizer_alpha.state_dict()
         return state
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
@@ -197,8 +199,6 @@ class SACPolicy(Policy):
         self._temperature.load_state_dict(state['temperature'])
         self._optimizer_q.load_state_dict(state['optimizer_q'])
         self._optimizer_policy.load_state_dict(state['optimizer_policy'])
-        if self._optimizer_alpha is not None:
-            self._optimizer_alpha.load_state_dict(state['optimizer_alpha'])
 
     # ----- collect and eval ------------------------------------------------------------------
     @torch.no_grad()

@@ -79,10 +79,8 @@ class SACVPolicy(SACPolicy):
         optimizer_step(self._optimizer_q, critic_losses.sum())
 
         # 3. policy loss, J_pi (eq. 12, reparameterized as in eq. 11): the critics are constants here
+        # 4. with auto_alpha, the temperature loss (SAC v2, eq. 18) is stepped together with the policy
         policy_loss, log_prob, info = self._update_policy(batch, alpha)
-
-        # 4. temperature loss (SAC v2, eq. 18), only with auto_alpha
-        info.update(self._update_temperature(log_prob))
 
         # 5. Polyak update of the target value network
         self._target_value.update(self._target_theta)
