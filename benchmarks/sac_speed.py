@@ -27,6 +27,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--steps', type=int, default=20_000)
     parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'sac_speed')
     parser.add_argument('--report-only', action='store_true')
+    parser.add_argument('--skip-minimal', action='store_true',
+                        help='keep the minimal-loop runs already in --out (they do not depend on tidal)')
     args = parser.parse_args(argv)
     args.threads, args.extra_sets, args.no_pin = 1, [], False
     return args
@@ -98,8 +100,8 @@ def main(argv: list[str] | None = None) -> None:
         jobs['minimal'][seed] = minimal_job(args, seed)
     if not args.report_only:
         rounds = [[jobs['tidal'][s], jobs['sb3'][s]] for s in args.seeds]
-        minimal = [jobs['minimal'][s] for s in args.seeds]
-        if len(minimal) % 2:  # no run alone: the last minimal run gets a partner with subnormals flushed
+        minimal = [] if args.skip_minimal else [jobs['minimal'][s] for s in args.seeds]
+        if len(minimal) % 2 == 1:  # no run alone: the last minimal run gets a partner with subnormals flushed
             minimal.append(minimal_job(args, args.seeds[0], flush_denormal=True))
         rounds += [minimal[i:i + 2] for i in range(0, len(minimal), 2)]
         for group in rounds:
