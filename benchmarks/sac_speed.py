@@ -54,7 +54,8 @@ def report(args: argparse.Namespace, jobs: dict[str, dict[int, Job]]) -> str:
     args.out.mkdir(parents=True, exist_ok=True)
     plot_curves({LIBRARIES[lib]: runs[lib] for lib in LIBRARIES}, args.out / 'curves.png',
                 f'SAC on Pendulum-v1, {len(args.seeds)} seed(s): median, min-max band')
-    commands = {lib: {seed: shown_command(jobs[lib][seed].cmd, 1) for seed in args.seeds} for lib in LIBRARIES}
+    commands = {lib: {seed: shown_command(jobs[lib][seed].cmd, 1).replace(sys.executable, 'python')
+                      for seed in args.seeds} for lib in LIBRARIES}
     results = {'benchmark': 'sac_speed', 'steps': args.steps, 'seeds': args.seeds, 'table': rows,
                'wall_clock_ratio_tidal_over_sb3': wall_ratio, 'updates_ratio_tidal_over_minimal': update_ratio,
                'commands': commands,
