@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from tidal.errors import ConfigError
-from tidal.policies.base import Policy, deep_merge, resolve_device
+from tidal.config.defaults import merge_defaults
+from tidal.policies.base import Policy, resolve_device
 from tidal.policies.sac import SACPolicy
 
 
@@ -15,8 +16,8 @@ def test_default_config_merges_the_class_chain():
     assert Policy.config['type'] == ''  # the base's own dict is untouched
 
 
-def test_deep_merge_keeps_sibling_keys():
-    assert deep_merge({'a': {'b': 1, 'c': 2}}, {'a': {'c': 3}}) == {'a': {'b': 1, 'c': 3}}
+def test_merging_defaults_keeps_sibling_keys():
+    assert merge_defaults({'a': {'b': 1, 'c': 2}}, {'a': {'c': 3}}) == {'a': {'b': 1, 'c': 3}}
 
 
 def test_resolve_device():

@@ -5,7 +5,6 @@ Wrapping is the same for every env so that policies see one convention: Box acti
 """
 from __future__ import annotations
 
-import copy
 import difflib
 import warnings
 import gymnasium
@@ -14,6 +13,7 @@ from easydict import EasyDict
 from gymnasium import spaces as gym_spaces
 from gymnasium.wrappers import DtypeObservation, RescaleAction
 
+from tidal.config.defaults import class_defaults, merge_defaults
 from tidal.config.schema import FreeDict
 from tidal.errors import EnvError
 from tidal.registry import ENV_REGISTRY
@@ -45,9 +45,7 @@ class GymEnv:
     )
 
     def __init__(self, cfg: dict) -> None:
-        merged = copy.deepcopy(self.config)
-        merged.update(cfg)
-        self.cfg = EasyDict(merged)
+        self.cfg = EasyDict(merge_defaults(class_defaults(type(self)), cfg))
         self._spaces: tuple[gymnasium.Space, gymnasium.Space] | None = None
 
     @property

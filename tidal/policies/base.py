@@ -6,7 +6,6 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-import copy
 from types import SimpleNamespace
 from typing import Any, Iterable, Optional
 
@@ -14,22 +13,12 @@ import torch
 import torch.nn as nn
 from easydict import EasyDict
 
+from tidal.config.defaults import class_defaults
 from tidal.config.schema import FreeDict
 from tidal.errors import ConfigError
 from tidal.registry import MODEL_REGISTRY, import_names
 
 MODES = ('learn', 'collect', 'eval')
-
-
-def deep_merge(base: dict, update: dict) -> dict:
-    """A copy of `base` with `update` merged in, recursing into nested dicts."""
-    merged = copy.deepcopy(base)
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = type(merged[key])(deep_merge(merged[key], value))
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 def resolve_device(device: str, cuda: bool = False) -> torch.device:
@@ -115,11 +104,7 @@ class Policy:
     @classmethod
     def default_config(cls) -> EasyDict:
         """The defaults of this class merged over those of its bases."""
-        merged: dict = {}
-        for klass in reversed(cls.__mro__):
-            if 'config' in vars(klass):
-                merged = deep_merge(merged, vars(klass)['config'])
-        return EasyDict(merged)
+        return EasyDict(class_defaults(cls))
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:
