@@ -80,12 +80,25 @@ def test_finished_episode_returns_are_reported(counter_env):
     assert collector.episodes.pop().returns == []
 
 
-def test_unroll_len_splits_each_envs_own_trajectory(counter_env):
-    collector, _ = make_collector(counter_env, num_envs=2, unroll_len=2)
-    data = collector.collect(8)  # 4 steps per env -> 2 samples of 2 steps per env
-    assert data['obs'].shape == (4, 2, 1)
-    assert data['obs'][:, :, 0].tolist() == [[0, 1], [2, 3], [0, 1], [2, 3]]
-    assert data['valid'].all()
+def test_transitions_are_step_major_so_each_env_strides_by_num_envs(counter_env):
+    collector, _ = make_collector(counter_env, num_envs=2)
+    data = collector.collect(8)  # 4 steps per env
+    assert data['obs'].shape == (8, 1)
+    assert data['obs'][0::2, 0].tolist() == [0, 1, 2, 3]
+    assert data['obs'][1::2, 0].tolist() == [0, 1, 2, 3]
+
+
+def test_timestep_marks_the_first_transition_of_each_episode(counter_env):
+    seen = []
+
+    def record(obs, output, timestep):
+        seen.append(timestep.first.tolist())
+        return {'obs': obs}
+
+    collector, _ = make_collector(counter_env, num_envs=1, terminate_at=2)
+    collector.policy.process_transition = record
+    collector.collect(5)
+    assert seen == [[True], [False], [True], [False], [True]]
 
 
 def test_episode_collector_returns_whole_episodes_in_order(counter_env):

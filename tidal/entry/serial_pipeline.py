@@ -106,7 +106,10 @@ class OffPolicyRun:
 
     def _sample_batch(self) -> dict[str, Any]:
         """The training batch of one update; pipelines with other data sources override this."""
-        return self.buffer.sample(self.cfg.policy.learn.batch_size)
+        batch_size, unroll_len = self.cfg.policy.learn.batch_size, self.cfg.policy.collect.unroll_len
+        if unroll_len > 1:
+            return self.buffer.sample_sequence(batch_size, unroll_len, stride=self.collector.env.num_envs)
+        return self.buffer.sample(batch_size)
 
     def _update(self) -> None:
         batch = self._sample_batch()

@@ -72,6 +72,9 @@ def build_replay_buffer(cfg: EasyDict, device: torch.device, seed: int) -> Repla
     buffer_cfg = cfg.policy.other.replay_buffer
     size = int(buffer_cfg.replay_buffer_size)
     if cfg.policy.priority:
+        if cfg.policy.collect.unroll_len > 1:
+            raise ConfigError(f'policy.priority: prioritized replay samples single transitions, but '
+                              f'policy.collect.unroll_len is {cfg.policy.collect.unroll_len}; set priority=False')
         return PrioritizedReplayBuffer(size, alpha=buffer_cfg.alpha, beta=buffer_cfg.beta,
                                        anneal_step=buffer_cfg.anneal_step, device=device, seed=seed)
     return ReplayBuffer(size, device=device, seed=seed)

@@ -3,8 +3,9 @@ from tidal.models.heads import DiscreteHead, GaussianHead
 from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
 from tidal.models.qac import ContinuousQAC, DiscreteQAC
 from tidal.models.qvac import ContinuousQVAC, StateValue
+from tidal.models.taac import TrajectoryCritic, TrajectoryQAC
 from tidal.models.target import TargetNetwork
 from tidal.models.temperature import Temperature
 
 __all__ = ['ContinuousQAC', 'ContinuousQVAC', 'DiscreteHead', 'DiscreteQAC', 'EnsembleLinear', 'EnsembleMLP',
-           'GaussianHead', 'StateValue', 'TargetNetwork', 'Temperature', 'mlp']
+           'GaussianHead', 'StateValue', 'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']

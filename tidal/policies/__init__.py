@@ -4,5 +4,6 @@ from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.sac import SACPolicy
 from tidal.policies.sac_v import SACVPolicy
 from tidal.policies.sqil_sac import SQILSACPolicy
+from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 
-__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy']
+__all__ = ['DiscreteSACPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy', 'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']

@@ -1,6 +1,7 @@
 """Turning collected transitions into training samples."""
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 import torch
@@ -46,3 +47,18 @@ def _leaves(tree: Any):
             yield from _leaves(value)
     else:
         yield tree
+
+
+class StepType(IntEnum):
+    """Where a transition sits in its episode, stored so sequence samples keep episode boundaries."""
+
+    FIRST = 0  # the episode's first transition (its obs came from a reset)
+    MID = 1
+    LAST = 2  # the episode ended with this transition (terminated or truncated)
+
+
+def step_type(first: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+    """int8 step types of a batch of transitions; a one-step episode counts as FIRST (its end is
+    still readable from `terminated` / `truncated`)."""
+    kind = torch.where(done.bool(), int(StepType.LAST), int(StepType.MID))
+    return torch.where(first.bool(), int(StepType.FIRST), kind).to(torch.int8)

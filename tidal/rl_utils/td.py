@@ -45,3 +45,20 @@ def gather_action(q: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
     """Q(s, a) from Q(s, .): q [..., B, A], action [B] (int) -> [..., B]."""
     index = action.long().reshape(*([1] * (q.dim() - 2)), -1, 1).expand(*q.shape[:-1], 1)
     return q.gather(-1, index).squeeze(-1)
+
+
+def compare_through_return(reward: torch.Tensor, bootstrap_value: torch.Tensor, discount: torch.Tensor,
+                           cut: torch.Tensor) -> torch.Tensor:
+    """Multi-step returns along sequences [B, T] that bootstrap at the first cut.
+
+    G_t = r_t + discount_t * (V_t if cut_t else G_{t+1}): step t's reward is followed by the next
+    step's return for as long as no cut comes, then by `bootstrap_value` V_t, the value of the state
+    step t leads to. The last step of a sequence always bootstraps. `discount` is gamma (1 - terminated).
+    """
+    returns = torch.empty_like(reward)
+    following = bootstrap_value[:, -1]
+    for t in reversed(range(reward.shape[1])):
+        following = torch.where(cut[:, t], bootstrap_value[:, t], following)
+        returns[:, t] = reward[:, t] + discount[:, t] * following
+        following = returns[:, t]
+    return returns

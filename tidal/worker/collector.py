@@ -41,9 +41,11 @@ class _Collector:
         self.env_step = 0
         self.episodes = EpisodeStats()
         self._obs: Any = None
+        self._first = torch.ones(env.num_envs, dtype=torch.bool, device=self.device)  # obs came from a reset
 
     def reset(self, seed: Optional[int] = None) -> None:
         self._obs = to_tensor(self.env.reset(seed=seed), self.device)
+        self._first = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.device)
         self.policy.reset(None)
 
     def _step(self, random: bool) -> tuple[dict[str, Any], Step]:
@@ -57,10 +59,12 @@ class _Collector:
             reward=torch.as_tensor(step.reward, device=self.device),
             terminated=torch.as_tensor(step.terminated, device=self.device),
             truncated=torch.as_tensor(step.truncated, device=self.device),
+            first=self._first,
         )
         transition = self.policy.process_transition(obs, output, timestep)
         self._obs = to_tensor(step.obs, self.device)
         done = step.done
+        self._first = torch.as_tensor(done, device=self.device)
         if done.any():
             self.policy.reset(np.flatnonzero(done).tolist())
         self.env_step += self.env.num_envs
@@ -69,20 +73,20 @@ class _Collector:
 
 
 class SampleCollector(_Collector):
-    """Collects at least `n_sample` transitions per call, spread over all envs."""
+    """Collects at least `n_sample` transitions per call, spread over all envs, for a replay buffer.
+
+    Rows are step-major: env i's k-th step of the call is row k * num_envs + i, so in the buffer each
+    env's transitions lie `num_envs` rows apart, which is how sequences are cut out again
+    (`ReplayBuffer.sample_sequence`).
+    """
 
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
-        """Training samples from ceil(n_sample / num_envs) steps of every env.
+        """The transitions of ceil(n_sample / num_envs) steps of every env.
 
-        With `random`, actions are uniform random (the warm-up before training).
+        With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
         steps = max(1, -(-n_sample // self.env.num_envs))
-        transitions = [self._step(random)[0] for _ in range(steps)]
-        if self.policy.cfg.collect.unroll_len == 1:
-            return self.policy.get_train_sample(concat(transitions))
-        # longer samples are cut from each env's own time-ordered steps
-        per_env = [self.policy.get_train_sample(_select_env(transitions, i)) for i in range(self.env.num_envs)]
-        return concat(per_env)
+        return concat([self._step(random)[0] for _ in range(steps)])
 
 
 class EpisodeCollector(_Collector):

@@ -87,6 +87,12 @@ def _gather(columns: dict, index: torch.Tensor) -> dict:
     }
 
 
+def _unflatten(tree: Any, batch_size: int, length: int) -> Any:
+    if isinstance(tree, dict):
+        return {key: _unflatten(value, batch_size, length) for key, value in tree.items()}
+    return tree.reshape(batch_size, length, *tree.shape[1:])
+
+
 class ReplayBuffer:
     """A fixed-size ring of transitions sampled uniformly with replacement.
 
@@ -209,6 +215,28 @@ class ReplayBuffer:
         self._check_sample(batch_size)
         index = torch.randint(self._size, (batch_size, ), generator=self._generator)
         return self.sample_index(index)
+
+    def sample_sequence(self, batch_size: int, length: int, stride: int = 1) -> dict:
+        """`batch_size` sequences of `length` transitions, each column [batch_size, length, ...].
+
+        Step k + 1 of a sequence is the transition written `stride` rows after step k: with a
+        collector of n envs (whose rows are step-major) stride n keeps each sequence inside one env's
+        stream. Sequences never cross the ring's seam between newest and oldest data; they may cross
+        episode ends, which the stored flags (terminated, truncated, a step type) mark.
+        """
+        self._check_sample(batch_size)
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+            raise ReplayBufferError(f'sequence length must be a positive integer, got {length!r}')
+        span = (length - 1) * stride + 1  # rows covered by one sequence
+        if span > self._size:
+            raise ReplayBufferError(f'sequences of {length} steps {stride} rows apart need {span} transitions, '
+                                    f'the buffer holds {self._size}; collect more before learning '
+                                    f'(random_collect_size)')
+        start = torch.randint(self._size - span + 1, (batch_size, 1), generator=self._generator)
+        age = start + torch.arange(length) * stride  # 0 is the oldest transition held
+        oldest = (self._cursor - self._size) % self._capacity
+        batch = self.sample_index(((oldest + age) % self._capacity).flatten())
+        return {key: _unflatten(value, batch_size, length) for key, value in batch.items()}
 
     def sample_index(self, index: torch.Tensor) -> dict:
         """The transitions in the given slots (which must be below `len(self)`), plus 'index'."""

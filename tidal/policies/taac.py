@@ -1,0 +1,409 @@
+"""Temporally abstract actor-critic: TAAC, and TaacL / TaacQ with linear and quadratic trajectories.
+
+Yu et al. 2021, "TAAC: Temporally Abstract Actor-Critic for Continuous Control" (arXiv 2104.06521).
+SAC's actor proposes a new trajectory at every step; a second stage then samples a switch b from
+exp(Q / alpha_b) over (keep following the previous trajectory, take the new one), so actions persist
+for as long as the critic sees no gain in changing them. The critics learn from replayed sequences
+with the compare-through operator: rewards are followed for as long as neither the rollout nor the
+current policy switched, and the actor's dQ/da is scaled by the probability of switching.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+
+from tidal.config.schema import FreeDict
+from tidal.errors import ConfigError
+from tidal.models import TargetNetwork, Temperature
+from tidal.policies.base import Policy, resolve_device
+from tidal.policies.common import adam, bootstrap_mask, optimizer_step
+from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
+from tidal.rl_utils import StepType, compare_through_return, step_type, tanh_gaussian_sample
+from tidal.rl_utils.trajectory import (ConstantTrajectory, LinearTrajectory, QuadraticTrajectory, Trajectory,
+                                       select_trajectory, switch_logits)
+
+# entropy of a switch that is taken with probability 0.1 (or 0.9): -(0.9 ln 0.9 + 0.1 ln 0.1) nats
+DECISIVE_SWITCH_ENTROPY = 0.325
+
+
+class TwoStage(NamedTuple):
+    """One pass of the two-stage policy over a batch."""
+
+    action: torch.Tensor  # the proposed new action [B, A]
+    log_prob: torch.Tensor  # its log-probability [B]
+    kept: torch.Tensor  # the previous trajectory advanced one step [B, K, A]
+    new: torch.Tensor  # the trajectory the new action starts [B, K, A]
+    q: torch.Tensor  # critics' minimum for (kept, new) [B, 2]
+    logits: torch.Tensor  # switch logits over (keep, new) [B, 2]
+
+
+class TrajectoryState:
+    """Each env's current trajectory [N, K, A] and how many steps it has been followed [N]."""
+
+    def __init__(self, trajectory: Trajectory, action_dim: int, device: torch.device, randomize: bool) -> None:
+        self.trajectory, self.action_dim, self.device, self.randomize = trajectory, action_dim, device, randomize
+        self.tau: Optional[torch.Tensor] = None
+        self.repeats: Optional[torch.Tensor] = None
+
+    def ensure(self, num_envs: int) -> None:
+        """Start every env's first episode (sized by the first batch of observations)."""
+        if self.tau is None or self.tau.shape[0] != num_envs:
+            self.tau = self.trajectory.zeros(num_envs, self.action_dim, self.device)
+            self.repeats = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+            self.reset(None)
+
+    def reset(self, env_ids: Optional[Iterable[int]]) -> None:
+        """A new episode for `env_ids` (None: all envs): a zero (or, randomized, uniform) trajectory."""
+        if self.tau is None:
+            return
+        rows = slice(None) if env_ids is None else torch.as_tensor(list(env_ids), dtype=torch.long,
+                                                                   device=self.device)
+        if self.randomize:
+            self.tau[rows] = torch.rand_like(self.tau[rows]) * 2.0 - 1.0
+        else:
+            self.tau[rows] = 0.0
+        self.repeats[rows] = 0
+
+
+@POLICY_REGISTRY.register('taac')
+class TAACPolicy(Policy):
+    config = dict(
+        type='taac',
+        # (int) Env steps of uniform random actions and switches before the first update.
+        random_collect_size=10000,
+        model=FreeDict(
+            # (bool) Two Q critics and the minimum of their values (clipped double Q).
+            twin_critic=True,
+        ),
+        learn=dict(
+            # (int) Gradient updates per collector call (with n_sample=1: updates per env step).
+            update_per_collect=1,
+            # (int) Sequences of collect.unroll_len steps per gradient update.
+            batch_size=64,
+            # (float) Adam learning rate of the Q critics.
+            learning_rate_q=3e-4,
+            # (float) Adam learning rate of the actor.
+            learning_rate_policy=3e-4,
+            # (float) Adam learning rate of both temperatures (auto_alpha only).
+            learning_rate_alpha=3e-4,
+            # (float) Polyak factor of the target critics: target += target_theta * (online - target).
+            target_theta=0.005,
+            # (float) Discount factor gamma.
+            discount_factor=0.99,
+            # (float) Temperature of the new action's entropy; its initial value with auto_alpha.
+            alpha=0.2,
+            # (float) Temperature of the switch: b ~ exp(Q / switch_alpha); its initial value with auto_alpha.
+            switch_alpha=1.0,
+            # (bool) Tune both temperatures towards their target entropies.
+            auto_alpha=True,
+            # (float) Target entropy of the new action; None means -action_dim, as in SAC.
+            target_entropy=None,
+            # (float) Target entropy of the switch, in nats; None means 0.325, a switch taken with p 0.1 or 0.9.
+            switch_target_entropy=None,
+            # (list[float]) [low, high] clamp of the advantage Q(new) - Q(keep) inside the switch; None: no clamp.
+            switch_advantage_clip=None,
+            # (bool) Always bootstrap, even from terminal states.
+            ignore_done=False,
+            # (float) Half-width of the uniform init of the actor's output layer (0: keep default init).
+            init_w=3e-3,
+        ),
+        collect=dict(
+            # (int) Env steps per collector call, summed over collector envs.
+            n_sample=1,
+            # (int) Steps per replayed training sequence; the compare-through return runs along it.
+            unroll_len=4,
+        ),
+        eval=dict(
+            # (float) Chance per step that evaluation samples the action and the switch instead of taking
+            # the most likely ones.
+            epsilon_greedy=0.1,
+        ),
+        trajectory=dict(
+            # (int) Force a switch after a trajectory was followed this many steps, in collect and eval
+            # (never in training targets); 0: no limit.
+            max_repeat_steps=0,
+            # (bool) Start episodes from a uniform random trajectory instead of zeros (collect only).
+            randomize_first_state_tau=False,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (int) Transitions kept in the replay buffer.
+                replay_buffer_size=1_000_000,
+            ),
+        ),
+    )
+    action_space = 'continuous'
+    trajectory_cls: type[Trajectory] = ConstantTrajectory
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'trajectory_qac', ['tidal.models.taac']
+
+    def __init__(self, cfg: dict, *args: Any, **kwargs: Any) -> None:
+        trajectory_cfg = cfg['trajectory']
+        self._trajectory = self.trajectory_cls(trajectory_cfg.get('inverse_mode', True))
+        self._max_repeat_steps = int(trajectory_cfg['max_repeat_steps'])
+        if self._max_repeat_steps < 0:
+            raise ConfigError(f'policy.trajectory.max_repeat_steps must be >= 0 (0: no limit), '
+                              f'got {self._max_repeat_steps}')
+        clip = cfg['learn'].get('switch_advantage_clip')
+        if clip is not None and (len(clip) != 2 or float(clip[0]) > float(clip[1])):
+            raise ConfigError(f'policy.learn.switch_advantage_clip must be [low, high] with low <= high, got {clip}')
+        self._advantage_clip = None if clip is None else (float(clip[0]), float(clip[1]))
+        # the temperatures exist in every mode: collection samples its switches with the learned one
+        learn, device = cfg['learn'], resolve_device(cfg.get('device', 'cpu'), cfg.get('cuda', False))
+        self._temperature = Temperature(learn['alpha'], learn['auto_alpha']).to(device)
+        self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha']).to(device)
+        super().__init__(cfg, *args, **kwargs)
+
+    def _build_model(self) -> torch.nn.Module:
+        kwargs = dict(self._cfg.get('model', {}))
+        name = kwargs.pop('type', None) or self.default_model()[0]
+        import_names(kwargs.pop('import_names', []) or self.default_model()[1])
+        size = kwargs.setdefault('trajectory_size', self._trajectory.size)
+        if size != self._trajectory.size:
+            raise ConfigError(f'policy.model.trajectory_size is {size} but {self._cfg.type} trajectories have '
+                              f'{self._trajectory.size} components; leave the key out')
+        return MODEL_REGISTRY.build(name, **kwargs)
+
+    # ----- learn mode ------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        if self._cfg.collect.unroll_len < 2:
+            raise ConfigError(f'policy.collect.unroll_len must be >= 2 for {self._cfg.type}: the compare-through '
+                              f'return runs along replayed sequences, got {self._cfg.collect.unroll_len}')
+        self._gamma, self._target_theta = learn.discount_factor, learn.target_theta
+        if learn.init_w:
+            self._model.actor_head.init_uniform(learn.init_w)
+        self._target_entropy = (-float(self._model.action_dim) if learn.target_entropy is None
+                                else float(learn.target_entropy))
+        self._switch_target_entropy = (DECISIVE_SWITCH_ENTROPY if learn.switch_target_entropy is None
+                                       else float(learn.switch_target_entropy))
+        # every loss sees the other networks' outputs detached, so one backward and one fused Adam
+        # step over all parameter groups equal separate updates from the same parameters
+        groups = [{'params': list(self._model.critic.parameters()), 'lr': learn.learning_rate_q},
+                  {'params': self._model.actor_parameters(), 'lr': learn.learning_rate_policy}]
+        if learn.auto_alpha:
+            groups.append({'params': [self._temperature.raw, self._switch_temperature.raw],
+                           'lr': learn.learning_rate_alpha})
+        self._optimizer = adam(groups, learn.learning_rate_policy)
+        self._target_critic = TargetNetwork(self._model.critic)
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        reward = batch['reward']
+        num, length = reward.shape
+        flat = {key: batch[key].flatten(0, 1) for key in ('obs', 'next_obs', 'prev_tau', 'tau')}
+        alpha, switch_alpha = self._temperature.value, self._switch_temperature.value
+
+        # 1. the two-stage policy at each step's successor (s_{t+1}, tau_t): its switch decides where the
+        #    compare-through return stops and its value V(s_{t+1}) = E_b[Q'(s_{t+1}, tau_b)] is bootstrapped
+        with torch.no_grad():
+            successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha)
+            next_switch = _sample_switch(successor.logits)
+            target_q = self._critic_pair(self._target_critic, flat['next_obs'], successor.kept, successor.new)
+            next_value = (successor.logits.softmax(-1) * target_q).sum(-1).reshape(num, length)
+
+        # 2. compare-through return (the paper's eq. 9): cut where the episode ends, the rollout or the
+        #    current policy switches at the next step, or the next step opens a new episode
+        done = batch['terminated'].bool() | batch['truncated'].bool()
+        next_switched = F.pad(batch['switch'][:, 1:].bool(), (0, 1), value=True)
+        next_first = F.pad(batch['step_type'][:, 1:] == int(StepType.FIRST), (0, 1), value=True)
+        cut = done | next_switched | next_first | next_switch.reshape(num, length)
+        discount = self._gamma * (1.0 - bootstrap_mask(batch, self._cfg.learn.ignore_done))
+        returns = compare_through_return(reward, next_value, discount, cut).flatten()
+
+        # 3. critic loss: each critic's Q(s_t, tau_t) of the rollout's trajectory regressed to the return
+        q = self._model.critic(flat['obs'], flat['tau'])
+        td_error = returns - q
+        critic_losses = td_error.pow(2).mean(dim=-1)
+
+        # 4. actor loss (eq. 11): SAC's, with dQ/da scaled by the probability of switching to the new action
+        stage = self._two_stage(flat['obs'], flat['prev_tau'], switch_alpha, grad_to_action=True)
+        log_prob, logits = stage.log_prob, stage.logits
+        switch_prob = logits.softmax(-1)
+        policy_loss = (alpha * log_prob - switch_prob[:, 1] * stage.q[:, 1]).mean()
+
+        # 5. temperature losses: the action's and the switch's entropies towards their targets
+        switch_entropy = -(switch_prob * logits.log_softmax(-1)).sum(-1)
+        loss = critic_losses.sum() + policy_loss
+        info: dict[str, Any] = {}
+        if self._temperature.auto:
+            alpha_loss = (self._temperature.loss(log_prob, self._target_entropy)
+                          + self._switch_temperature.loss(-switch_entropy, self._switch_target_entropy))
+            loss = loss + alpha_loss
+            info['alpha_loss'] = alpha_loss.detach()
+        optimizer_step(self._optimizer, loss)
+
+        # 6. Polyak update of the target critics
+        self._target_critic.update(self._target_theta)
+
+        info.update(
+            critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
+            switch_alpha=switch_alpha, q_value=q.detach().mean(), target_q_value=returns.mean(),
+            td_error=td_error.detach().abs().mean(), entropy=-log_prob.detach().mean(),
+            switch_entropy=switch_entropy.mean(), switch_prob=switch_prob[:, 1].mean(),
+            advantage=(stage.q[:, 1] - stage.q[:, 0]).detach().mean(), train_switch_rate=next_switch.float().mean(),
+            rollout_switch_rate=batch['switch'].float().mean())
+        if len(critic_losses) > 1:
+            info['twin_critic_loss'] = critic_losses[1].detach()
+        return info
+
+    def _critic_pair(self, critic: torch.nn.Module, obs: torch.Tensor, kept: torch.Tensor,
+                     new: torch.Tensor) -> torch.Tensor:
+        """[B, 2]: the critics' minimum for keeping the trajectory and for the new one, in one pass."""
+        q = critic(torch.cat([obs, obs]), torch.cat([kept, new])).min(dim=0).values
+        return torch.stack(q.chunk(2), dim=-1)
+
+    def _two_stage(self, obs: torch.Tensor, prev_tau: torch.Tensor, switch_alpha: torch.Tensor,
+                   epsilon: Optional[float] = None, grad_to_action: bool = False) -> TwoStage:
+        """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given); stage 2
+        scores keeping `prev_tau` against the new trajectory. With `grad_to_action` the critics are frozen
+        but Q(s, new) stays differentiable in the action, for the actor loss."""
+        mu, log_std = self._model.actor(obs, prev_tau)
+        if epsilon is None:
+            action, log_prob = tanh_gaussian_sample(mu, log_std)
+        else:
+            action, log_prob = _epsilon_greedy_action(mu, log_std, epsilon)
+        kept = self._trajectory.advance(prev_tau)
+        new = self._trajectory.from_action(action, prev_tau)
+        self._model.critic.requires_grad_(False)
+        q = self._critic_pair(self._model.critic, obs, kept, new)
+        self._model.critic.requires_grad_(True)
+        if not grad_to_action:
+            q = q.detach()
+        logits = switch_logits(q[:, 0].detach(), q[:, 1].detach(), switch_alpha, self._advantage_clip)
+        return TwoStage(action, log_prob, kept, new, q, logits)
+
+    def _monitor_vars_learn(self) -> list[str]:
+        names = ['critic_loss', 'policy_loss', 'alpha', 'switch_alpha', 'q_value', 'target_q_value', 'td_error',
+                 'entropy', 'switch_entropy', 'switch_prob', 'advantage', 'train_switch_rate',
+                 'rollout_switch_rate']
+        if self._cfg.model.get('twin_critic', True):
+            names.append('twin_critic_loss')
+        if self._cfg.learn.auto_alpha:
+            names.append('alpha_loss')
+        return names
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {
+            'model': self._model.state_dict(), 'target_critic': self._target_critic.net.state_dict(),
+            'temperature': self._temperature.state_dict(),
+            'switch_temperature': self._switch_temperature.state_dict(),
+            'optimizer': self._optimizer.state_dict(),
+        }
+
+    def load_weights(self, state: dict[str, Any]) -> None:
+        """The networks and the switch temperature, which collection and evaluation sample with."""
+        self._model.load_state_dict(state['model'])
+        self._switch_temperature.load_state_dict(state['switch_temperature'])
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        self._model.load_state_dict(state['model'])
+        self._target_critic.net.load_state_dict(state['target_critic'])
+        self._temperature.load_state_dict(state['temperature'])
+        self._switch_temperature.load_state_dict(state['switch_temperature'])
+        self._optimizer.load_state_dict(state['optimizer'])
+
+    # ----- collect and eval: each env follows its trajectory until the switch says otherwise --------
+    def _init_collect(self) -> None:
+        self._collect_state = TrajectoryState(self._trajectory, self._model.action_dim, self._device,
+                                              self._cfg.trajectory.randomize_first_state_tau)
+
+    def _init_eval(self) -> None:
+        self._eval_state = TrajectoryState(self._trajectory, self._model.action_dim, self._device, False)
+
+    @torch.no_grad()
+    def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:
+        state = self._collect_state
+        state.ensure(obs.shape[0])
+        stage = self._two_stage(obs, state.tau, self._switch_temperature.value)
+        return self._follow(state, _sample_switch(stage.logits), stage.kept, stage.new)
+
+    @torch.no_grad()
+    def _random_action(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        state = self._collect_state
+        state.ensure(obs.shape[0])
+        action = torch.rand(obs.shape[0], self._model.action_dim, device=self._device) * 2.0 - 1.0
+        switch = torch.rand(obs.shape[0], device=self._device) < 0.5
+        kept, new = self._trajectory.advance(state.tau), self._trajectory.from_action(action, state.tau)
+        return self._follow(state, switch, kept, new)
+
+    @torch.no_grad()
+    def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        state, epsilon = self._eval_state, self._cfg.eval.epsilon_greedy
+        state.ensure(obs.shape[0])
+        stage = self._two_stage(obs, state.tau, self._switch_temperature.value, epsilon=epsilon)
+        explore = torch.rand(obs.shape[0], device=self._device) < epsilon
+        switch = torch.where(explore, _sample_switch(stage.logits), stage.logits[:, 1] > stage.logits[:, 0])
+        return self._follow(state, switch, stage.kept, stage.new)
+
+    def _follow(self, state: TrajectoryState, switch: torch.Tensor, kept: torch.Tensor,
+                new: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Advance each env's trajectory by the switch (forced after max_repeat_steps) and act on it."""
+        if self._max_repeat_steps:
+            switch = switch | (state.repeats >= self._max_repeat_steps)
+        prev_tau = state.tau
+        state.tau = select_trajectory(switch, new, kept)
+        state.repeats = torch.where(switch, 1, state.repeats + 1)
+        return {'action': state.tau[:, 0], 'prev_tau': prev_tau, 'tau': state.tau, 'switch': switch}
+
+    def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
+                            timestep: Any) -> dict[str, Any]:
+        transition = super()._process_transition(obs, policy_output, timestep)
+        done = timestep.terminated.bool() | timestep.truncated.bool()
+        transition.update(prev_tau=policy_output['prev_tau'], tau=policy_output['tau'],
+                          switch=policy_output['switch'], step_type=step_type(timestep.first, done))
+        return transition
+
+    def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        self._collect_state.reset(env_ids)
+
+    def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        self._eval_state.reset(env_ids)
+
+
+def _sample_switch(logits: torch.Tensor) -> torch.Tensor:
+    """b ~ Categorical(softmax(logits)) over (keep, new), as a bool per row: True means switch."""
+    return torch.multinomial(logits.softmax(-1), 1).squeeze(-1).bool()
+
+
+def _epsilon_greedy_action(mu: torch.Tensor, log_std: torch.Tensor,
+                           epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The most likely action tanh(mu), replaced by a sample with probability `epsilon` per row."""
+    sampled, log_prob = tanh_gaussian_sample(mu, log_std)
+    if epsilon <= 0.0:
+        return torch.tanh(mu), log_prob
+    explore = torch.rand(mu.shape[0], 1, device=mu.device) < epsilon
+    return torch.where(explore, sampled, torch.tanh(mu)), log_prob
+
+
+@POLICY_REGISTRY.register('taac_l')
+class TaacLPolicy(TAACPolicy):
+    """TaacL: piecewise linear trajectories (action and slope)."""
+
+    config = dict(
+        type='taac_l',
+        trajectory=dict(
+            # (bool) A new trajectory starts at the sampled action, its slope inferred from the current
+            # action; False: the sampled action is the new slope.
+            inverse_mode=True,
+        ),
+    )
+    trajectory_cls = LinearTrajectory
+
+
+@POLICY_REGISTRY.register('taac_q')
+class TaacQPolicy(TaacLPolicy):
+    """TaacQ: piecewise quadratic trajectories (action, slope and curvature)."""
+
+    config = dict(
+        type='taac_q',
+        trajectory=dict(
+            # (bool) A new trajectory starts at the sampled action (slope and curvature inferred); False:
+            # the sampled action is the new curvature. Either way the slope restarts from zero.
+            inverse_mode=True,
+        ),
+    )
+    trajectory_cls = QuadraticTrajectory
