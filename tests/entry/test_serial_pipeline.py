@@ -1,8 +1,15 @@
 """Short runs of the off-policy pipeline from Python: repeatability and the less common wiring."""
+import csv
+import json
+
+import pytest
 import torch
 
 from tidal import serial_pipeline
 from tidal.config import resolve_config_source
+from tidal.errors import ConfigError
+from tidal.rl_utils import StepType
+from tidal.worker.checkpoint import load_checkpoint
 
 COUNTER_ID = 'tidal_test/Counter-v0'  # registered by tests/conftest.py
 
@@ -41,3 +48,36 @@ def test_discrete_sac_with_action_mask_observations(tmp_path):
     policy = serial_pipeline((main_config, create_config), max_env_step=100, progress=False,
                              overrides=[*SHORT, f'exp_name={tmp_path / "masked"}'])
     assert policy.cfg.model.obs_shape == 1 and policy.cfg.model.action_shape == 2
+
+
+TAAC_SHORT = ['policy.random_collect_size=64', 'policy.learn.batch_size=8', 'policy.model.actor_hidden_sizes=[16,16]',
+              'policy.model.critic_hidden_sizes=[16,16]', 'policy.eval.evaluator.eval_freq=100',
+              # short episodes put episode ends inside the replayed sequences; no stop value: run the whole budget
+              'env.env_kwargs.max_episode_steps=40', 'env.stop_value=null']
+
+
+@pytest.mark.parametrize('config, size', [('pendulum_taac', 1), ('pendulum_taac_l', 2), ('pendulum_taac_q', 3)])
+def test_taac_variants_train_on_sequences_and_write_their_run_folder(tmp_path, config, size):
+    policy = train(tmp_path, config, config=config, overrides=TAAC_SHORT, steps=120)
+    run = tmp_path / config
+    for name in ('config.yaml', 'ckpt/latest.pt', 'evals.csv', 'summary.json'):
+        assert (run / name).is_file(), name
+    with open(run / 'evals.csv') as f:
+        assert len(list(csv.DictReader(f))) >= 1
+    # 120 env steps, the first 64 random: one update per later step
+    assert json.loads((run / 'summary.json').read_text())['train_iter'] == 120 - 64
+    assert policy.cfg.learn.batch_size == 8 and policy.model.trajectory_size == size
+    columns = load_checkpoint(run / 'ckpt' / 'latest.pt')['replay_buffer']['columns']
+    assert columns['tau'].shape == (120, size, 1) and columns['prev_tau'].shape == (120, size, 1)
+    assert columns['switch'].dtype == torch.bool and columns['step_type'].dtype == torch.int8
+    # episodes of 40 steps: rows 0, 40, 80 open one, rows 39, 79, 119 end one by the time limit
+    assert columns['truncated'].nonzero().flatten().tolist() == [39, 79, 119]
+    assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80]
+    assert (columns['step_type'] == StepType.LAST).nonzero().flatten().tolist() == [39, 79, 119]
+    assert not columns['prev_tau'][[0, 40, 80]].any()  # each episode starts from a zero trajectory
+
+
+def test_prioritized_replay_of_sequences_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match='policy.priority: prioritized replay samples single transitions, but '
+                                          'policy.collect.unroll_len is 4; set priority=False'):
+        train(tmp_path, 'per_taac', config='pendulum_taac', overrides=[*TAAC_SHORT, 'policy.priority=true'])

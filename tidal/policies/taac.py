@@ -55,11 +55,16 @@ class TrajectoryState:
             self.reset(None)
 
     def reset(self, env_ids: Optional[Iterable[int]]) -> None:
-        """A new episode for `env_ids` (None: all envs): a zero (or, randomized, uniform) trajectory."""
+        """A new episode for `env_ids` (None: all envs): a zero (or, randomized, uniform) trajectory.
+
+        The state gets new tensors rather than being written in place: the last step's outputs, which
+        hold the old ones, are stored after the envs that ended are reset.
+        """
         if self.tau is None:
             return
         rows = slice(None) if env_ids is None else torch.as_tensor(list(env_ids), dtype=torch.long,
                                                                    device=self.device)
+        self.tau, self.repeats = self.tau.clone(), self.repeats.clone()
         if self.randomize:
             self.tau[rows] = torch.rand_like(self.tau[rows]) * 2.0 - 1.0
         else:
@@ -199,6 +204,7 @@ class TAACPolicy(Policy):
 
         # 1. the two-stage policy at each step's successor (s_{t+1}, tau_t): its switch decides where the
         #    compare-through return stops and its value V(s_{t+1}) = E_b[Q'(s_{t+1}, tau_b)] is bootstrapped
+        #    (as in the authors' implementation, the target carries no entropy bonus)
         with torch.no_grad():
             successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha)
             next_switch = _sample_switch(successor.logits)

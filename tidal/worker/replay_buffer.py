@@ -227,6 +227,8 @@ class ReplayBuffer:
         self._check_sample(batch_size)
         if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
             raise ReplayBufferError(f'sequence length must be a positive integer, got {length!r}')
+        if isinstance(stride, bool) or not isinstance(stride, (int, np.integer)) or stride < 1:
+            raise ReplayBufferError(f'sequence stride must be a positive integer, got {stride!r}')
         span = (length - 1) * stride + 1  # rows covered by one sequence
         if span > self._size:
             raise ReplayBufferError(f'sequences of {length} steps {stride} rows apart need {span} transitions, '

@@ -1,37 +1,11 @@
-"""TAAC on MountainCarContinuous-v0, the task where persistent actions pay: the car must keep
-pushing one way for many steps to climb, and every unit of force costs reward."""
+"""TAAC on MountainCarContinuous-v0 with the settings of `pendulum_taac`. The task rewards persistent
+actions: the car must keep pushing one way for many steps to climb, and every unit of force costs."""
+import copy
 
-main_config = dict(
-    exp_name='mountaincar_taac',
-    env=dict(
-        env_id='MountainCarContinuous-v0',
-        collector_env_num=1,
-        evaluator_env_num=5,
-        n_evaluator_episode=5,
-        stop_value=90,
-    ),
-    policy=dict(
-        random_collect_size=1000,
-        model=dict(
-            actor_hidden_sizes=[256, 256],
-            critic_hidden_sizes=[256, 256],
-        ),
-        learn=dict(
-            update_per_collect=1,
-            # 64 sequences of 4 steps: 256 transitions per update, as SAC's batch
-            batch_size=64,
-            learning_rate_q=3e-4,
-            learning_rate_policy=3e-4,
-            learning_rate_alpha=3e-4,
-        ),
-        collect=dict(n_sample=1, unroll_len=4),
-        eval=dict(evaluator=dict(eval_freq=1000)),
-        other=dict(replay_buffer=dict(replay_buffer_size=100_000)),
-    ),
-)
+from tidal.config.zoo import pendulum_taac
 
-create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='base'),
-    policy=dict(type='taac'),
-)
+main_config = copy.deepcopy(pendulum_taac.main_config)
+main_config['exp_name'] = 'mountaincar_taac'
+main_config['env'].update(env_id='MountainCarContinuous-v0', stop_value=90)
+
+create_config = copy.deepcopy(pendulum_taac.create_config)
