@@ -268,6 +268,29 @@ def test_learn_step_reports_finite_scalars(cls):
         assert info[name].dim() == 0 and math.isfinite(float(info[name])), name
 
 
+def test_compare_through_target_cuts_at_switches_and_episode_ends():
+    policy = make_taac(discount_factor=0.5)
+    first, mid, last = int(StepType.FIRST), int(StepType.MID), int(StepType.LAST)
+    # two sequences of 4 steps; V (next_value) of step t's successor is 10 * (t + 1) in row 0, 100 in row 1
+    batch = dict(
+        reward=torch.tensor([[1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 1.0, 1.0]]),
+        # row 0: the rollout switched at step 2; row 1: the episode terminates at step 1, step 2 starts anew
+        switch=torch.tensor([[True, False, True, False], [False, False, False, False]]),
+        step_type=torch.tensor([[mid, mid, mid, mid], [mid, last, first, mid]], dtype=torch.int8),
+        terminated=torch.tensor([[False] * 4, [False, True, False, False]]),
+        truncated=torch.zeros(2, 4, dtype=torch.bool),
+    )
+    next_value = torch.tensor([[10.0, 20.0, 30.0, 40.0], [100.0, 100.0, 100.0, 100.0]])
+    # the current policy would switch at step 3 of row 0 (sampled at step 2's successor)
+    next_switch = torch.tensor([[False, False, True, False], [False, False, False, False]])
+    # row 0: G3 = 4 + 0.5 * 40 = 24; step 2 is cut by the policy's switch at step 3: G2 = 3 + 0.5 * 30 = 18;
+    #        step 1 is cut by the rollout's switch at step 2: G1 = 2 + 0.5 * 20 = 12; G0 = 1 + 0.5 * G1 = 7
+    # row 1: G3 = 1 + 50 = 51, G2 = 1 + 0.5 * 51 = 26.5; step 1 terminates: G1 = 1;
+    #        G0 = 1 + 0.5 * G1 = 1.5 (no cut: the episode's end is followed, not bootstrapped)
+    target = policy._compare_through_target(batch, next_value, next_switch)
+    assert_close(target, torch.tensor([[7.0, 12.0, 18.0, 24.0], [1.5, 1.0, 26.5, 51.0]]))
+
+
 def test_fixed_temperatures_leave_alpha_loss_out():
     policy = make_taac(auto_alpha=False, alpha=0.05, switch_alpha=0.5, model=dict(twin_critic=False))
     info = policy.learn_mode.forward(sequence_batch(1))

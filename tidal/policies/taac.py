@@ -211,14 +211,8 @@ class TAACPolicy(Policy):
             target_q = self._critic_pair(self._target_critic, flat['next_obs'], successor.kept, successor.new)
             next_value = (successor.logits.softmax(-1) * target_q).sum(-1).reshape(num, length)
 
-        # 2. compare-through return (the paper's eq. 9): cut where the episode ends, the rollout or the
-        #    current policy switches at the next step, or the next step opens a new episode
-        done = batch['terminated'].bool() | batch['truncated'].bool()
-        next_switched = F.pad(batch['switch'][:, 1:].bool(), (0, 1), value=True)
-        next_first = F.pad(batch['step_type'][:, 1:] == int(StepType.FIRST), (0, 1), value=True)
-        cut = done | next_switched | next_first | next_switch.reshape(num, length)
-        discount = self._gamma * (1.0 - bootstrap_mask(batch, self._cfg.learn.ignore_done))
-        returns = compare_through_return(reward, next_value, discount, cut).flatten()
+        # 2. compare-through return (the paper's eq. 9)
+        returns = self._compare_through_target(batch, next_value, next_switch.reshape(num, length)).flatten()
 
         # 3. critic loss: each critic's Q(s_t, tau_t) of the rollout's trajectory regressed to the return
         q = self._model.critic(flat['obs'], flat['tau'])
@@ -255,6 +249,18 @@ class TAACPolicy(Policy):
         if len(critic_losses) > 1:
             info['twin_critic_loss'] = critic_losses[1].detach()
         return info
+
+    def _compare_through_target(self, batch: dict[str, Any], next_value: torch.Tensor,
+                                next_switch: torch.Tensor) -> torch.Tensor:
+        """Returns [B, T] that follow rewards until the episode ends, the rollout or the current policy
+        (`next_switch`, sampled at each successor) switches at the next step, or the next step opens a
+        new episode; there they bootstrap from `next_value` [B, T]."""
+        done = batch['terminated'].bool() | batch['truncated'].bool()
+        rollout_switched = F.pad(batch['switch'][:, 1:].bool(), (0, 1), value=True)
+        next_first = F.pad(batch['step_type'][:, 1:] == int(StepType.FIRST), (0, 1), value=True)
+        cut = done | rollout_switched | next_first | next_switch
+        discount = self._gamma * (1.0 - bootstrap_mask(batch, self._cfg.learn.ignore_done))
+        return compare_through_return(batch['reward'], next_value, discount, cut)
 
     def _critic_pair(self, critic: torch.nn.Module, obs: torch.Tensor, kept: torch.Tensor,
                      new: torch.Tensor) -> torch.Tensor:
