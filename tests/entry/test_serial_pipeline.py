@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from tidal import serial_pipeline
+from tidal.entry.pipelines import resume
 from tidal.config import resolve_config_source
 from tidal.errors import ConfigError
 from tidal.rl_utils import StepType
@@ -81,3 +82,18 @@ def test_prioritized_replay_of_sequences_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match='policy.priority: prioritized replay samples single transitions, but '
                                           'policy.collect.unroll_len is 4; set priority=False'):
         train(tmp_path, 'per_taac', config='pendulum_taac', overrides=[*TAAC_SHORT, 'policy.priority=true'])
+
+
+def test_resumed_taac_run_marks_its_restart_as_an_episode_start(tmp_path):
+    train(tmp_path, 'resumed', config='pendulum_taac', overrides=TAAC_SHORT, steps=100)
+    run = tmp_path / 'resumed'
+    state = torch.load(run / 'ckpt' / 'latest.pt', weights_only=False)
+    state['max_env_step'] = 130
+    torch.save(state, run / 'ckpt' / 'latest.pt')
+    resume(run, progress=False)
+    columns = load_checkpoint(run / 'ckpt' / 'latest.pt')['replay_buffer']['columns']
+    # the first run stopped mid-episode at step 100; the resumed run restarts its env, so row 100 opens
+    # an episode and no replayed sequence runs on from row 99 as if it were the same one
+    assert columns['reward'].shape == (130, )
+    assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80, 100]
+    assert not columns['prev_tau'][100].any()
