@@ -116,3 +116,17 @@ def test_unknown_zoo_name_suggests_the_closest(zoo):
     with pytest.raises(ConfigError) as err:
         resolve_config_source('pendulum_sc')
     assert str(err.value) == "no config file or zoo config named 'pendulum_sc'; did you mean 'pendulum_sac'?"
+
+
+def test_run_folder_named_after_a_zoo_config_does_not_hide_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'pendulum_sac').mkdir()  # what `tidal train pendulum_sac` leaves behind
+    main_config, create_config = resolve_config_source('pendulum_sac')
+    assert main_config['exp_name'] == 'pendulum_sac' and create_config['policy']['type'] == 'sac'
+
+
+def test_other_folder_given_as_config_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'my_run').mkdir()
+    with pytest.raises(ConfigError, match="config path 'my_run' is a folder; name the config file inside it"):
+        resolve_config_source('my_run')

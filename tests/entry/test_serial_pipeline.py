@@ -97,3 +97,10 @@ def test_resumed_taac_run_marks_its_restart_as_an_episode_start(tmp_path):
     assert columns['reward'].shape == (130, )
     assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80, 100]
     assert not columns['prev_tau'][100].any()
+
+
+def test_run_that_cannot_be_built_leaves_no_run_folder(tmp_path):
+    with pytest.raises(ConfigError, match='policy.learn.switch_advantage_clip must be'):
+        train(tmp_path, 'broken', config='pendulum_taac',
+              overrides=[*TAAC_SHORT, 'policy.learn.switch_advantage_clip=[1,0]'])
+    assert not (tmp_path / 'broken').exists()

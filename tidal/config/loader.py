@@ -55,7 +55,9 @@ def resolve_config_source(name_or_path: str) -> tuple[dict, dict]:
     """A config path if the file exists, else the zoo config of that name."""
     names = zoo_names()
     looks_like_path = os.sep in name_or_path or name_or_path.endswith(('.yaml', '.yml', '.json'))
-    if os.path.exists(name_or_path) or (looks_like_path and name_or_path not in names):
+    # a run folder named after a zoo config (the default exp_name) must not hide that config
+    shadowed = os.path.isdir(name_or_path) and name_or_path in names
+    if (os.path.exists(name_or_path) and not shadowed) or (looks_like_path and name_or_path not in names):
         return read_config(name_or_path)  # a missing file is reported as such
     name = name_or_path[:-3] if name_or_path.endswith('.py') else name_or_path
     if name in names:

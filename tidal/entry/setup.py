@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
@@ -88,10 +89,19 @@ def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Opt
 
 def start_run(run_cls: Callable[..., Any], cfg: EasyDict, max_env_step: Optional[int],
               max_train_iter: Optional[int], progress: bool) -> Any:
-    """Make the run folder, save the resolved config in it and train `run_cls` to the end."""
+    """Make the run folder, save the resolved config in it and train `run_cls` to the end.
+
+    If the run cannot be built (a bad config value found by a policy, an env that fails to start),
+    the folder, new or empty before, is removed again rather than left half-written.
+    """
     run_dir = new_run_dir(cfg.exp_name)
+    try:
+        run = run_cls(cfg, run_dir, max_env_step, max_train_iter, progress)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     save_config(cfg, run_dir / 'config.yaml')
-    return run_cls(cfg, run_dir, max_env_step, max_train_iter, progress).train()
+    return run.train()
 
 
 def rng_state() -> dict[str, Any]:
