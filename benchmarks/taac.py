@@ -85,7 +85,8 @@ def build_report(args: argparse.Namespace) -> str:
         best = {p: [max(row['return_mean'] for row in run['evals']) for run in runs[p]] for p in POLICIES}
         references = {'solved (90)': SOLVED[env]} if env in SOLVED else None
         plot_curves({POLICIES[p]: runs[p] for p in POLICIES}, args.out / f'curves_{env}.png',
-                    f'{ENVS[env]}, {len(args.seeds)} seed(s): median, min-max band', references=references)
+                    f'{ENVS[env]}, {len(args.seeds)} seed(s): median, min-max band',
+                    ylabel='eval return (TAAC: epsilon-greedy 0.1)', references=references)
         results['envs'][env] = {
             'env_id': ENVS[env], 'steps': steps, 'milestones': marks, 'table': rows, 'final_returns': finals,
             'best_returns': best, 'steps_per_decision': lengths, 'wall_clock_ratio_taac_over_sac': ratios,
