@@ -108,3 +108,15 @@ def test_episode_collector_returns_whole_episodes_in_order(counter_env):
     for episode in episodes:
         assert episode['obs'].squeeze(-1).tolist() == [0, 1, 2]
         assert episode['terminated'].tolist() == [False, False, True]
+
+
+def test_policy_get_train_sample_shapes_what_the_collector_returns(counter_env):
+    collector, _ = make_collector(counter_env, num_envs=2)
+
+    def doubled_reward(transitions):
+        return {**transitions, 'reward': transitions['reward'] * 2}
+
+    collector.policy.get_train_sample = doubled_reward
+    data = collector.collect(4)
+    plain, _ = make_collector(counter_env, num_envs=2)
+    assert torch.equal(data['reward'], plain.collect(4)['reward'] * 2)

@@ -219,8 +219,12 @@ class Policy:
         }
 
     def _get_train_sample(self, transitions: dict[str, Any]) -> dict[str, Any]:
-        from tidal.rl_utils.sample import get_train_sample
-        return get_train_sample(transitions, self._cfg.collect.unroll_len)
+        """What the replay buffer stores of a batch of collected transitions (rows step-major).
+
+        Unchanged by default: sequences of `collect.unroll_len` steps are cut by the buffer when it
+        samples (`ReplayBuffer.sample_sequence`). A policy overrides this to relabel or add columns.
+        """
+        return transitions
 
     def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
         pass

@@ -81,12 +81,12 @@ class SampleCollector(_Collector):
     """
 
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
-        """The transitions of ceil(n_sample / num_envs) steps of every env.
+        """The training samples (by default the transitions) of ceil(n_sample / num_envs) steps of every env.
 
         With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
         steps = max(1, -(-n_sample // self.env.num_envs))
-        return concat([self._step(random)[0] for _ in range(steps)])
+        return self.policy.get_train_sample(concat([self._step(random)[0] for _ in range(steps)]))
 
 
 class EpisodeCollector(_Collector):
