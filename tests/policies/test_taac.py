@@ -50,7 +50,7 @@ def sequence_batch(size, num=8, length=4, reward=None):
 
 def fixed_switch(value):
     """A stand-in for the sampled switch: always `value`."""
-    return lambda logits: torch.full((logits.shape[0], ), value, dtype=torch.bool)
+    return lambda probs: torch.full((probs.shape[0], ), value, dtype=torch.bool)
 
 
 # ----- registration and defaults -----------------------------------------------------------------

@@ -130,7 +130,11 @@ class Policy:
         if not name:
             name, modules = self.default_model()
         import_names(modules)
-        return MODEL_REGISTRY.build(name, **kwargs)
+        return MODEL_REGISTRY.build(name, **self._model_kwargs(kwargs))
+
+    def _model_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The model constructor's keyword arguments from `policy.model`; a policy adds what it fixes."""
+        return kwargs
 
     def load_weights(self, state: dict[str, Any]) -> None:
         """Load the network weights from a learn-mode state dict (e.g. a checkpoint's 'policy' entry)."""

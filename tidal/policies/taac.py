@@ -19,7 +19,7 @@ from tidal.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy, resolve_device
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step
-from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
+from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import StepType, compare_through_return, step_type, tanh_gaussian_sample
 from tidal.rl_utils.trajectory import (ConstantTrajectory, LinearTrajectory, QuadraticTrajectory, Trajectory,
                                        select_trajectory, switch_logits)
@@ -163,15 +163,12 @@ class TAACPolicy(Policy):
         self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha']).to(device)
         super().__init__(cfg, *args, **kwargs)
 
-    def _build_model(self) -> torch.nn.Module:
-        kwargs = dict(self._cfg.get('model', {}))
-        name = kwargs.pop('type', None) or self.default_model()[0]
-        import_names(kwargs.pop('import_names', []) or self.default_model()[1])
+    def _model_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         size = kwargs.setdefault('trajectory_size', self._trajectory.size)
         if size != self._trajectory.size:
             raise ConfigError(f'policy.model.trajectory_size is {size} but {self._cfg.type} trajectories have '
                               f'{self._trajectory.size} components; leave the key out')
-        return MODEL_REGISTRY.build(name, **kwargs)
+        return kwargs
 
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -207,9 +204,10 @@ class TAACPolicy(Policy):
         #    (as in the authors' implementation, the target carries no entropy bonus)
         with torch.no_grad():
             successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha)
-            next_switch = _sample_switch(successor.logits)
+            next_probs = successor.logits.softmax(-1)
+            next_switch = _sample_switch(next_probs)
             target_q = self._critic_pair(self._target_critic, flat['next_obs'], successor.kept, successor.new)
-            next_value = (successor.logits.softmax(-1) * target_q).sum(-1).reshape(num, length)
+            next_value = (next_probs * target_q).sum(-1).reshape(num, length)
 
         # 2. compare-through return (the paper's eq. 9)
         returns = self._compare_through_target(batch, next_value, next_switch.reshape(num, length)).flatten()
@@ -331,7 +329,7 @@ class TAACPolicy(Policy):
         state = self._collect_state
         state.ensure(obs.shape[0])
         stage = self._two_stage(obs, state.tau, self._switch_temperature.value)
-        return self._follow(state, _sample_switch(stage.logits), stage.kept, stage.new)
+        return self._follow(state, _sample_switch(stage.logits.softmax(-1)), stage.kept, stage.new)
 
     @torch.no_grad()
     def _random_action(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -348,7 +346,8 @@ class TAACPolicy(Policy):
         state.ensure(obs.shape[0])
         stage = self._two_stage(obs, state.tau, self._switch_temperature.value, epsilon=epsilon)
         explore = torch.rand(obs.shape[0], device=self._device) < epsilon
-        switch = torch.where(explore, _sample_switch(stage.logits), stage.logits[:, 1] > stage.logits[:, 0])
+        greedy = stage.logits[:, 1] > stage.logits[:, 0]
+        switch = torch.where(explore, _sample_switch(stage.logits.softmax(-1)), greedy)
         return self._follow(state, switch, stage.kept, stage.new)
 
     def _follow(self, state: TrajectoryState, switch: torch.Tensor, kept: torch.Tensor,
@@ -376,9 +375,9 @@ class TAACPolicy(Policy):
         self._eval_state.reset(env_ids)
 
 
-def _sample_switch(logits: torch.Tensor) -> torch.Tensor:
-    """b ~ Categorical(softmax(logits)) over (keep, new), as a bool per row: True means switch."""
-    return torch.multinomial(logits.softmax(-1), 1).squeeze(-1).bool()
+def _sample_switch(probs: torch.Tensor) -> torch.Tensor:
+    """b ~ Categorical(probs) over (keep, new), as a bool per row: True means switch."""
+    return torch.multinomial(probs, 1).squeeze(-1).bool()
 
 
 def _epsilon_greedy_action(mu: torch.Tensor, log_std: torch.Tensor,

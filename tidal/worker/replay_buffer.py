@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from tidal.errors import CheckpointError, ConfigError, TidalError
+from tidal.worker.tensor import tree_map
 
 KeyPath = tuple  # where a column sits in a nested batch, e.g. ('obs', 'observation')
 
@@ -85,12 +86,6 @@ def _gather(columns: dict, index: torch.Tensor) -> dict:
         key: _gather(column, index) if isinstance(column, dict) else column.index_select(0, index)
         for key, column in columns.items()
     }
-
-
-def _unflatten(tree: Any, batch_size: int, length: int) -> Any:
-    if isinstance(tree, dict):
-        return {key: _unflatten(value, batch_size, length) for key, value in tree.items()}
-    return tree.reshape(batch_size, length, *tree.shape[1:])
 
 
 class ReplayBuffer:
@@ -238,7 +233,7 @@ class ReplayBuffer:
         age = start + torch.arange(length) * stride  # 0 is the oldest transition held
         oldest = (self._cursor - self._size) % self._capacity
         batch = self.sample_index(((oldest + age) % self._capacity).flatten())
-        return {key: _unflatten(value, batch_size, length) for key, value in batch.items()}
+        return tree_map(lambda column: column.reshape(batch_size, length, *column.shape[1:]), batch)
 
     def sample_index(self, index: torch.Tensor) -> dict:
         """The transitions in the given slots (which must be below `len(self)`), plus 'index'."""
