@@ -49,8 +49,14 @@ def test_shapes_are_inferred_from_one_env_build(create_config):
     assert env_cls.builds == 1
 
 
-def test_shapes_the_user_sets_are_kept(create_config):
-    cfg = compile_config({'policy': {'model': {'obs_shape': [2, 5], 'action_shape': (6,)}}}, create_config)
+def test_shapes_the_user_sets_are_kept_when_they_match_the_env(create_config):
+    cfg = compile_config({'policy': {'model': {'obs_shape': [3], 'action_shape': (1,)}}}, create_config)
+    assert (cfg.policy.model.obs_shape, cfg.policy.model.action_shape) == ([3], [1])
+
+
+def test_shapes_the_user_sets_without_inference_are_kept(create_config):
+    cfg = compile_config({'policy': {'model': {'obs_shape': [2, 5], 'action_shape': (6,)}}}, create_config,
+                         infer_shapes=False)
     assert (cfg.policy.model.obs_shape, cfg.policy.model.action_shape) == ([2, 5], [6])
 
 

@@ -3,6 +3,7 @@ import math
 import pytest
 import torch
 
+from tidal.errors import ConfigError
 from tidal.models import ContinuousQAC, DiscreteQAC, EnsembleLinear, TargetNetwork, Temperature
 from tidal.registry import MODEL_REGISTRY
 
@@ -69,6 +70,29 @@ def test_fixed_temperature_has_no_parameters():
     temperature = Temperature(0.1, auto=False)
     assert list(temperature.parameters()) == []
     assert temperature.value.item() == pytest.approx(0.1)
+
+
+def test_fixed_temperature_of_zero_is_kept_as_it_is():
+    for log_space in (True, False):
+        temperature = Temperature(0.0, auto=False, log_space=log_space)
+        assert temperature.value.item() == 0.0 and list(temperature.parameters()) == []
+
+
+@pytest.mark.parametrize('alpha, auto, message', [
+    (0.0, True, 'policy.learn.alpha must be > 0 when auto_alpha tunes it as log(alpha), got 0.0'),
+    (-0.1, False, 'policy.learn.alpha must be a finite number >= 0, got -0.1'),
+    (float('nan'), False, 'policy.learn.alpha must be a finite number >= 0, got nan'),
+])
+def test_temperature_out_of_range_is_a_config_error_naming_the_key(alpha, auto, message):
+    with pytest.raises(ConfigError) as error:
+        Temperature(alpha, auto=auto)
+    assert str(error.value) == message
+
+
+def test_temperature_loss_takes_one_target_per_sample():
+    temperature = Temperature(0.5, auto=True)
+    loss = temperature.loss(torch.tensor([-1.0, -0.2]), torch.tensor([0.7, 0.0]))
+    assert loss.item() == pytest.approx(-math.log(0.5) * ((-1.0 + 0.7) + (-0.2 + 0.0)) / 2)
 
 
 def test_direct_temperature_is_clamped_non_negative():

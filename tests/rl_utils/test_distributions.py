@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from tidal.rl_utils import get_train_sample, masked_logits, tanh_gaussian_log_prob, tanh_gaussian_sample
+from tidal.rl_utils import masked_logits, tanh_gaussian_log_prob, tanh_gaussian_sample
 
 
 def test_tanh_gaussian_log_prob_matches_change_of_variables():
@@ -43,16 +43,3 @@ def test_masked_logits_give_zero_probability_and_finite_log_prob():
     prob = masked.softmax(-1)
     assert prob.tolist()[0] == pytest.approx([0.5, 0.0, 0.5])
     assert torch.isfinite(prob * masked.log_softmax(-1)).all()
-
-
-def test_get_train_sample_is_identity_for_unroll_len_one():
-    columns = {'reward': torch.arange(5.0)}
-    assert get_train_sample(columns, 1) is columns
-
-
-def test_get_train_sample_splits_and_pads_with_valid_mask():
-    columns = {'reward': torch.arange(5.0), 'obs': {'x': torch.arange(10.0).reshape(5, 2)}}
-    samples = get_train_sample(columns, 2)
-    assert samples['reward'].tolist() == [[0, 1], [2, 3], [4, 4]]
-    assert samples['obs']['x'].shape == (3, 2, 2)
-    assert samples['valid'].tolist() == [[True, True], [True, True], [True, False]]

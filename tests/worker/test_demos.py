@@ -2,8 +2,12 @@ import numpy as np
 import pytest
 import torch
 
+from tidal.envs import GymEnv
+from tidal.envs.env_manager import make_env_manager
 from tidal.errors import CheckpointError
-from tidal.worker.demos import check_demos, load_demos, save_demos
+from tidal.policies import TAACPolicy
+from tidal.worker.collector import EpisodeCollector
+from tidal.worker.demos import check_demos, deterministic_mode, load_demos, save_demos
 
 
 def episode(length, start=0.0):
@@ -42,3 +46,26 @@ def test_missing_or_foreign_demo_file_is_a_clear_error(tmp_path):
     np.savez(tmp_path / 'foreign.npz', x=np.zeros(2))
     with pytest.raises(CheckpointError, match='cannot be read'):
         load_demos(tmp_path / 'foreign.npz')
+
+
+def test_deterministic_recording_resets_the_eval_trajectory_at_every_episode_start():
+    """collect-demos acts with the eval mode, so the eval mode's TAAC trajectory must restart (from
+    zeros) with each episode rather than carry on from the previous episode's last step."""
+    torch.manual_seed(0)
+    cfg = TAACPolicy.default_config()
+    cfg.model.update(obs_shape=3, action_shape=1, actor_hidden_sizes=[16], critic_hidden_sizes=[16])
+    cfg.trajectory.max_repeat_steps = 1  # switch at every step, so the trajectory never stays at zero
+    policy = TAACPolicy(cfg, enable_field=('collect', 'eval'))
+    env = GymEnv({'env_id': 'Pendulum-v1', 'env_kwargs': {'max_episode_steps': 5}})
+    manager = make_env_manager(env.make, 'base', 2)
+    try:
+        collector = EpisodeCollector(manager, deterministic_mode(policy.collect_mode, policy.eval_mode),
+                                     policy.device)
+        collector.reset(seed=0)
+        episodes = collector.collect(4)
+    finally:
+        manager.close()
+    assert [len(episode['reward']) for episode in episodes] == [5, 5, 5, 5]
+    for episode in episodes:
+        assert torch.equal(episode['prev_tau'][0], torch.zeros(1, 1))  # a fresh trajectory
+        assert episode['tau'][-1].abs().sum() > 0  # which the episode then moved away from

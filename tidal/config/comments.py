@@ -30,7 +30,7 @@ def config_comments(cls: type) -> dict[str, str]:
     owners = reversed(cls.__mro__) if isinstance(cls, type) else (cls,)
     for owner in owners:
         if 'config' in getattr(owner, '__dict__', {}):
-            comments.update(_own_comments(owner))
+            comments.update(own_comments(owner))
     return comments
 
 
@@ -47,7 +47,8 @@ def comments_for(cfg: Mapping) -> dict[str, str]:
     return comments
 
 
-def _own_comments(owner: type) -> dict[str, str]:
+def own_comments(owner: type) -> dict[str, str]:
+    """Dotted key path -> comment of the `config` literal `owner` itself defines."""
     try:
         source = textwrap.dedent(inspect.getsource(owner))
         tree = ast.parse(source)

@@ -11,9 +11,12 @@ from typing import Any, Iterable, Optional
 from easydict import EasyDict
 
 from tidal.config.checks import checked_value, merge_checked
+from tidal.config.declared import check_declared, class_rules
 from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
-from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_required_model_keys,
-                                     fill_shapes, model_args)
+from tidal.config.env_probe import env_name, probe_env
+from tidal.config.limits import check_consistency, check_memory
+from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_values,
+                                     check_required_model_keys, model_args)
 from tidal.config.overrides import apply_override, parse_overrides
 from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
 from tidal.errors import ConfigError
@@ -29,12 +32,19 @@ _CREATE_SCHEMA = {
 }
 _IMPORT_PATHS = (('import_names',), ('env', 'import_names'), ('policy', 'import_names'))
 _DEVICE = re.compile(r'cpu|cuda|auto|cuda:\d+')
+#: The largest seed: torch, numpy and gymnasium all take seeds in [0, 2**63 - 1].
+MAX_SEED = 2**63 - 1
 
 
-def compile_config(main_config: dict, create_config: Optional[dict] = None, seed: int = 0,
+def compile_config(main_config: dict, create_config: Optional[dict] = None, seed: Optional[int] = None,
                    overrides: Iterable[str] = (), infer_shapes: bool = True) -> EasyDict:
     """The full config of a run. Without `create_config` the types come from main_config's
-    `env.type` / `policy.type`; `infer_shapes=False` skips building the env (no shape inference)."""
+    `env.type` / `policy.type`. Every value is checked against the rule its default's comment declares
+    (and `policy.model` against the model constructor's type hints), then across keys, and sizes are
+    checked against the memory available. The env is built once (see `probe_env`): it fills and checks
+    the model's shapes and steps once, so bad env arguments fail here, before a run folder exists;
+    `infer_shapes=False` skips it (no shape inference, no env check).
+    `seed` (the CLI's -s) wins over the config's `seed` key; with neither the seed is 0."""
     main = _section(main_config, 'main_config')
     create = merge_checked(_CREATE_SCHEMA, {}, _section(create_config, 'create_config'), 'create_config')
     parsed = parse_overrides(overrides)
@@ -65,18 +75,34 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     cfg['env_manager']['type'] = manager_type
     cfg['policy'].update(type=policy_type, import_names=modules[('policy', 'import_names')])
     cfg['import_names'] = modules[('import_names',)]
-    cfg['seed'] = checked_value(0, seed, 'seed')
+    cfg['seed'] = checked_seed(cfg['seed'] if seed is None else seed)
     if not cfg['exp_name']:
         cfg['exp_name'] = default_exp_name(policy_type, cfg['env'])
 
     _check_policy(cfg['policy'])
+    check_declared(cfg, (('', RunConfig), ('env', env_cls), ('env_manager', manager_cls), ('policy', policy_cls)))
     model_cfg = cfg['policy']['model']
     args = model_args(policy_cls, policy_type, model_cfg)
     check_model_keys(args, model_cfg)
+    declared_model_keys = {path.split('.', 1)[1] for path in class_rules(policy_cls) if path.startswith('model.')}
+    unset_shapes = {key for key in SHAPE_KEYS if model_cfg.get(key) is None}
+    check_model_values(args, model_cfg, skip=frozenset(declared_model_keys | unset_shapes))
+    check_consistency(cfg)
+    env_info: dict = {}
     if infer_shapes:
-        fill_shapes(cfg, args, policy_cls, env_cls)
+        env_info = probe_env(cfg, args, policy_cls, env_cls)
     check_required_model_keys(args, model_cfg, skip=() if infer_shapes else SHAPE_KEYS)
+    discrete = (env_info.get('action_space') or getattr(policy_cls, 'action_space', None)) == 'discrete'
+    check_memory(cfg, env_name(cfg['env']), discrete)
     return EasyDict(to_plain(cfg))
+
+
+def checked_seed(seed: Any) -> int:
+    """`seed` as an int in [0, MAX_SEED], or a ConfigError naming the `seed` key."""
+    seed = checked_value(0, seed, 'seed')
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"config key 'seed' must be an int in [0, 2**63 - 1], got {seed}")
+    return seed
 
 
 def default_exp_name(policy_type: str, env_cfg: dict) -> str:

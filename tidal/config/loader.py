@@ -1,6 +1,7 @@
 """Reading a config's `main_config` / `create_config` from a .py, .yaml/.yml or .json file, or the zoo."""
 from __future__ import annotations
 
+import codecs
 import difflib
 import hashlib
 import json
@@ -81,8 +82,7 @@ def _entry(entries: dict, name: str, path: str) -> dict:
 def _run_python(path: str) -> dict[str, Any]:
     """Executes the file as a module; it stays in sys.modules so that classes it defines
     (a user's own policy, say) can be inspected and pickled."""
-    with open(path, encoding='utf-8') as file:
-        source = file.read()
+    source = _read_text(path)
     digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:8]
     stem = re.sub(r'\W', '_', os.path.splitext(os.path.basename(path))[0])
     module = types.ModuleType(f'tidal_user_config_{stem}_{digest}')
@@ -104,8 +104,7 @@ def _run_python(path: str) -> dict[str, Any]:
 
 
 def _load_yaml(path: str) -> Any:
-    with open(path, encoding='utf-8') as file:
-        text = file.read()
+    text = _read_text(path)
     try:
         return load_yaml(text)
     except yaml.YAMLError as err:
@@ -116,12 +115,27 @@ def _load_yaml(path: str) -> Any:
 
 
 def _load_json(path: str) -> Any:
-    with open(path, encoding='utf-8') as file:
-        text = file.read()
+    text = _read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise ConfigError(f"invalid JSON in config file '{path}' at line {err.lineno}: {err.msg}") from err
+
+
+def _read_text(path: str) -> str:
+    """The file's text, decoded as UTF-8 (a leading byte-order mark is dropped)."""
+    try:
+        with open(path, 'rb') as file:
+            data = file.read()
+    except OSError as err:
+        raise ConfigError(f"config file '{path}' cannot be read: {err.strerror or _one_line(str(err))}") from err
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[start:].decode('utf-8')
+    except UnicodeDecodeError as err:
+        offset = start + err.start
+        raise ConfigError(f"config file '{path}' is not UTF-8 text: byte 0x{data[offset]:02x} at byte "
+                          f"offset {offset} cannot be decoded") from err
 
 
 def _one_line(text: str) -> str:

@@ -5,13 +5,14 @@ env fills `obs_shape` / `action_shape` when the user leaves them out.
 """
 from __future__ import annotations
 
+import collections.abc
 import difflib
 import inspect
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Union
 
-from easydict import EasyDict
-
+from tidal.config.rules import Rule, parse_rule
 from tidal.errors import ConfigError
 from tidal.registry import MODEL_REGISTRY, import_names
 
@@ -26,6 +27,8 @@ class ModelArgs:
     name: Optional[str]
     accepted: Optional[frozenset[str]]
     required: tuple[str, ...]
+    #: Rules from the constructor's type hints, e.g. `bool` -> bool, `Sequence[int]` -> list[int].
+    rules: Mapping[str, Rule] = field(default_factory=dict)
 
     def accepts(self, key: str) -> bool:
         return self.accepted is None or key in self.accepted
@@ -44,7 +47,8 @@ def model_args(policy_cls: type, policy_type: str, model_cfg: dict) -> ModelArgs
             return ModelArgs(None, None, ())  # the policy builds its model itself: nothing to check
         modules += list(default_modules)
     import_names(modules)
-    return ModelArgs(name, *_signature_args(MODEL_REGISTRY.get(name)))
+    builder = MODEL_REGISTRY.get(name)
+    return ModelArgs(name, *_signature_args(builder), hint_rules(builder))
 
 
 def _signature_args(builder: Callable[..., Any]) -> tuple[Optional[frozenset[str]], tuple[str, ...]]:
@@ -80,26 +84,48 @@ def check_required_model_keys(args: ModelArgs, model_cfg: dict, skip: tuple[str,
                           f"in the config")
 
 
-def fill_shapes(cfg: dict, args: ModelArgs, policy_cls: type, env_cls: Callable[..., Any]) -> None:
-    """Ask the env (built once, only when needed) for the shapes the model lacks, and check the
-    policy's action space against the env's before any training starts."""
-    model_cfg = cfg['policy']['model']
-    missing = [key for key in SHAPE_KEYS if model_cfg.get(key) is None and args.accepts(key)]
-    needed_space = getattr(policy_cls, 'action_space', None)
-    if not missing and not needed_space:
-        return
-    env = env_cls(EasyDict(cfg['env']))
+def check_model_values(args: ModelArgs, model_cfg: dict, skip: frozenset[str] = frozenset()) -> None:
+    """Each `policy.model` value keeps the rule its constructor's type hint gives (keys in `skip` are
+    checked by the rules the policy's config declares instead)."""
+    for key, value in model_cfg.items():
+        rule = args.rules.get(key)
+        if rule is not None and key not in skip:
+            rule.check(value, f'policy.model.{key}')
+
+
+def hint_rules(builder: Callable[..., Any]) -> dict[str, Rule]:
+    """Rules for the constructor arguments whose type hints say what a config value must be.
+
+    A size or shape (`*_size`, `*_sizes`, `*_shape`) must be positive: `hidden_sizes: Sequence[int]`
+    gives list[int > 0]. Hints the grammar cannot say (a module, a callable) give no rule.
+    """
+    target = builder.__init__ if inspect.isclass(builder) else builder
     try:
-        info = env.infer_shapes()
-    finally:
-        close = getattr(env, 'close', None)
-        if callable(close):
-            close()
-    env_space = info.get('action_space')
-    if needed_space and env_space and needed_space != env_space:
-        env_name = cfg['env'].get('env_id') or cfg['env']['type']
-        raise ConfigError(f"policy '{cfg['policy']['type']}' needs a {needed_space} action space but "
-                          f"env '{env_name}' has a {env_space} one")
-    for key in missing:
-        shape = info[key]
-        model_cfg[key] = list(shape) if isinstance(shape, tuple) else shape
+        hints = typing.get_type_hints(target)
+    except Exception:  # an unresolvable forward reference: no hints, no rules
+        return {}
+    rules = {}
+    for name, hint in hints.items():
+        text = _hint_text(hint, positive=name.endswith(('_size', '_sizes', '_shape')))
+        if name != 'return' and text is not None:
+            rules[name] = parse_rule(text)
+    return rules
+
+
+def _hint_text(hint: Any, positive: bool) -> Optional[str]:
+    """The rule text of a type hint, or None if the grammar cannot express it."""
+    if hint is type(None):
+        return 'None'
+    simple = {bool: 'bool', int: 'int > 0' if positive else 'int', float: 'float', str: 'str'}
+    if hint in simple:
+        return simple[hint]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Union:
+        parts = [_hint_text(arg, positive) for arg in args]
+        return None if None in parts else ' or '.join(parts)
+    if origin in (list, tuple, collections.abc.Sequence) and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return None
+        item = _hint_text(args[0], positive)
+        return None if item is None else f'list[{item}]'
+    return None

@@ -4,18 +4,52 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import NoReturn, Optional, Sequence
 
+from tidal.config.compiler import MAX_SEED
 from tidal.errors import TidalError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, like every other user error (`--help` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'must be an integer, got {text!r}') from None
+
+
+def _seed(text: str) -> int:
+    """-s/--seed: an int in [0, 2**63 - 1], the seeds torch, numpy and gymnasium all accept."""
+    seed = _integer(text)
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f'must be an integer in [0, 2**63 - 1], got {text!r}')
+    return seed
+
+
+def _positive(text: str) -> int:
+    """A count or budget: an int > 0."""
+    number = _integer(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f'must be an integer >= 1, got {text!r}')
+    return number
+
+
+_SEED_HELP = "seed in [0, 2**63 - 1]; overrides the config's seed (default: the config's seed, else 0)"
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser('train', help='train a policy from a config file or zoo name')
     p.add_argument('config', help='config file (.py/.yaml/.json) or zoo config name, e.g. pendulum_sac')
-    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--device', choices=['cpu', 'cuda', 'auto'], help='overrides policy.device')
-    p.add_argument('--max-env-step', type=int, help='stop after this many env steps')
-    p.add_argument('--max-train-iter', type=int, help='stop after this many gradient updates')
+    p.add_argument('--max-env-step', type=_positive, help='stop after this many env steps')
+    p.add_argument('--max-train-iter', type=_positive, help='stop after this many gradient updates')
     p.add_argument('--exp-name', help='run folder (overrides exp_name)')
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE',
                    help='import a module first (registers your own policy, model or env); repeatable')
@@ -25,15 +59,16 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='tidal', description='tidal: registry-driven reinforcement learning')
+    parser = _Parser(prog='tidal', description='tidal: registry-driven reinforcement learning')
     sub = parser.add_subparsers(dest='command', required=True)
     _add_train(sub)
 
     p = sub.add_parser('eval', help='evaluate a checkpoint with the deterministic policy')
     p.add_argument('config')
     p.add_argument('--ckpt', required=True, help='checkpoint file (ckpt/best.pt or ckpt/latest.pt of a run)')
-    p.add_argument('--episodes', type=int, default=None, help='episodes to run (default: env.n_evaluator_episode)')
-    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('--episodes', type=_positive, default=None,
+                   help='episodes to run (default: env.n_evaluator_episode)')
+    p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
     p = sub.add_parser('resume', help='continue a run from its folder')
@@ -53,10 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser('collect-demos', help='record expert demonstrations with a trained policy (for SQIL)')
     p.add_argument('config')
     p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy')
-    p.add_argument('--episodes', type=int, required=True)
+    p.add_argument('--episodes', type=_positive, required=True, help='episodes to record')
     p.add_argument('-o', '--output', required=True, help='demonstration file to write (.npz)')
     p.add_argument('--stochastic', action='store_true', help='sample actions instead of the deterministic policy')
-    p.add_argument('-s', '--seed', type=int, default=0)
+    p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
     p = sub.add_parser('plot', help='plot eval return against env steps for one or more runs')
@@ -127,7 +162,10 @@ def _dispatch(args: argparse.Namespace) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exit_:  # a usage error, already printed in one line, or --help
+        return exit_.code if isinstance(exit_.code, int) else 0
     try:
         _dispatch(args)
     except TidalError as err:

@@ -3,19 +3,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Optional
 
 from tidal.entry.setup import ConfigInput, build_policy, load_config, set_seed, configure_torch
 from tidal.envs.env_manager import make_env_manager
 from tidal.errors import ConfigError
 from tidal.registry import ENV_REGISTRY
-from tidal.worker.checkpoint import load_checkpoint, policy_state
+from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.collector import EpisodeCollector
-from tidal.worker.demos import save_demos
+from tidal.worker.demos import deterministic_mode, save_demos
 
 
 def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int, out: str | os.PathLike,
-                  deterministic: bool = True, seed: int = 0) -> Path:
+                  deterministic: bool = True, seed: Optional[int] = None) -> Path:
     """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file.
 
     Deterministic by default (the eval-mode action); `deterministic=False` samples like the collector.
@@ -23,13 +23,12 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     if episodes < 1:
         raise ConfigError(f'--episodes must be >= 1, got {episodes}')
     cfg = load_config(input_cfg, seed)
+    seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
-    policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))
-    acting = policy.collect_mode
-    if deterministic:
-        acting = SimpleNamespace(**{**vars(acting), 'forward': policy.eval_mode.forward})
+    load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+    acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num)
     try:

@@ -8,18 +8,19 @@ from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_policy,
                                configure_torch)
 from tidal.envs.env_manager import make_env_manager
 from tidal.registry import ENV_REGISTRY
-from tidal.worker.checkpoint import load_checkpoint, policy_state
+from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.evaluator import EvalResult, Evaluator
 
 
 def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: Optional[int] = None,
-                        seed: int = 0) -> EvalResult:
+                        seed: Optional[int] = None) -> EvalResult:
     """Run `episodes` deterministic episodes of the policy stored in `ckpt`."""
     cfg = load_config(input_cfg, seed)
+    seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('eval',))
-    policy.load_weights(policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt))
+    load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num)
     evaluator = Evaluator(manager, policy.eval_mode, policy.device,

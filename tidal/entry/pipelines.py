@@ -1,4 +1,4 @@
-"""Choosing the training loop a policy needs, for `tidal train` and `tidal resume`."""
+"""Choosing the data feed a policy needs, for `tidal train` and `tidal resume`."""
 from __future__ import annotations
 
 import os
@@ -8,39 +8,53 @@ from typing import Iterable, Optional
 from easydict import EasyDict
 
 from tidal.config import read_config
-from tidal.entry.serial_pipeline import OffPolicyRun
+from tidal.entry.replay_feed import ReplayFeed
+from tidal.entry.run import FeedFactory, Run
 from tidal.entry.setup import ConfigInput, load_config, start_run
-from tidal.entry.sqil_pipeline import SQILRun
-from tidal.errors import TidalError
+from tidal.entry.sqil_pipeline import SQILFeed
+from tidal.errors import CheckpointError, TidalError
 from tidal.policies.base import Policy
 from tidal.registry import POLICY_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint
 
-RUNS: dict[str, type[OffPolicyRun]] = {'off_policy': OffPolicyRun, 'sqil': SQILRun}
+FEEDS: dict[str, FeedFactory] = {'off_policy': ReplayFeed, 'sqil': SQILFeed}
 
 
-def run_class(cfg: EasyDict) -> type[OffPolicyRun]:
-    """The run class named by the policy's `pipeline` attribute."""
+def feed_factory(cfg: EasyDict) -> FeedFactory:
+    """The data feed named by the policy's `pipeline` attribute."""
     name = getattr(POLICY_REGISTRY.get(cfg.policy.type), 'pipeline', 'off_policy')
-    if name not in RUNS:
+    if name not in FEEDS:
         raise TidalError(f"policy '{cfg.policy.type}' asks for pipeline '{name}', which tidal does not have "
-                         f"(known: {', '.join(RUNS)})")
-    return RUNS[name]
+                         f"(known: {', '.join(FEEDS)})")
+    return FEEDS[name]
 
 
-def train(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optional[int] = None,
+def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True) -> Policy:
-    """Train any registered policy with the loop it needs."""
+    """Train any registered policy with the data feed it needs."""
     cfg = load_config(input_cfg, seed, overrides)
-    return start_run(run_class(cfg), cfg, max_env_step, max_train_iter, progress)
+    return start_run(feed_factory(cfg), cfg, max_env_step, max_train_iter, progress)
 
 
-def resume(run_dir: str | os.PathLike, progress: bool = True) -> Policy:
-    """Continue a run from its folder: its saved config and its latest checkpoint."""
+def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy]:
+    """Continue a run from its folder: its saved config and its latest checkpoint.
+
+    A run that already ended (its budget or stop value reached) is left as it is: None is returned.
+    """
     run_dir = Path(run_dir)
-    state = load_checkpoint(run_dir / 'ckpt' / 'latest.pt')
-    main_config, create_config = read_config(str(run_dir / 'config.yaml'))
-    cfg = load_config((main_config, create_config), seed=int(main_config.get('seed', 0)))
-    run = run_class(cfg)(cfg, run_dir, state['max_env_step'], state['max_train_iter'], progress)
-    run.restore(state)
+    config_path = run_dir / 'config.yaml'
+    if not config_path.is_file():
+        raise TidalError(f"'{run_dir}' is not a tidal run folder (it has no config.yaml)")
+    latest = run_dir / 'ckpt' / 'latest.pt'
+    if not latest.is_file():
+        raise CheckpointError(f"run '{run_dir}' has no checkpoint yet: it stopped before its first one "
+                              f"(written at the start); start it again with tidal train {config_path}")
+    state = load_checkpoint(latest)
+    if state.get('finished'):
+        print(f"tidal: run '{run_dir}' already ended ({state['finished']}); nothing to resume", flush=True)
+        return None
+    main_config, create_config = read_config(str(config_path))
+    cfg = load_config((main_config, create_config))  # the saved config holds the run's seed
+    run = Run(cfg, run_dir, feed_factory(cfg), state['max_env_step'], state['max_train_iter'], progress,
+              resume_state=state)
     return run.train()

@@ -14,19 +14,18 @@ from easydict import EasyDict
 
 from tidal.config import compile_config, resolve_config_source, save_config
 from tidal.envs.env_manager import EnvManager, make_env_manager
-from tidal.errors import ConfigError
+from tidal.errors import ConfigError, TidalError
 from tidal.policies.base import Policy
 from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
-from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
-from tidal.worker.replay_buffer import ReplayBuffer
 
 ConfigInput = Union[str, os.PathLike, tuple]
 
 EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
 
 
-def load_config(input_cfg: ConfigInput, seed: int = 0, overrides: Iterable[str] = ()) -> EasyDict:
-    """Compile a config given as a file path, a zoo name or a (main_config, create_config) pair."""
+def load_config(input_cfg: ConfigInput, seed: Optional[int] = None, overrides: Iterable[str] = ()) -> EasyDict:
+    """Compile a config given as a file path, a zoo name or a (main_config, create_config) pair;
+    `seed` wins over the config's seed, which wins over 0."""
     if isinstance(input_cfg, (tuple, list)):
         main_config, create_config = input_cfg
     else:
@@ -69,46 +68,31 @@ def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect
     return POLICY_REGISTRY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
 
 
-def build_replay_buffer(cfg: EasyDict, device: torch.device, seed: int) -> ReplayBuffer:
-    buffer_cfg = cfg.policy.other.replay_buffer
-    size = int(buffer_cfg.replay_buffer_size)
-    if cfg.policy.priority:
-        if cfg.policy.collect.unroll_len > 1:
-            raise ConfigError(f'policy.priority: prioritized replay samples single transitions, but '
-                              f'policy.collect.unroll_len is {cfg.policy.collect.unroll_len}; set priority=False')
-        return PrioritizedReplayBuffer(size, alpha=buffer_cfg.alpha, beta=buffer_cfg.beta,
-                                       anneal_step=buffer_cfg.anneal_step, device=device, seed=seed)
-    return ReplayBuffer(size, device=device, seed=seed)
-
-
 def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:
     if max_env_step is None and max_train_iter is None and cfg.env.stop_value is None:
         raise ConfigError('nothing would end this run: give max_env_step (--max-env-step), '
                           'max_train_iter or env.stop_value')
 
 
-def start_run(run_cls: Callable[..., Any], cfg: EasyDict, max_env_step: Optional[int],
-              max_train_iter: Optional[int], progress: bool) -> Any:
-    """Make the run folder, save the resolved config in it and train `run_cls` to the end.
+def start_run(feed_factory: Callable[..., Any], cfg: EasyDict, max_env_step: Optional[int],
+              max_train_iter: Optional[int], progress: bool) -> Policy:
+    """Make the run folder, save the resolved config in it and train the run shell with `feed_factory`.
 
     If the run cannot be built (a bad config value found by a policy, an env that fails to start),
     the folder, new or empty before, is removed again rather than left half-written.
     """
-    run_dir = new_run_dir(cfg.exp_name)
+    from tidal.entry.run import Run  # the shell builds on this module
     try:
-        run = run_cls(cfg, run_dir, max_env_step, max_train_iter, progress)
+        run_dir = new_run_dir(cfg.exp_name)
+    except OSError as err:
+        raise TidalError(f"cannot create the run folder '{cfg.exp_name}' (exp_name): {err.strerror or err}") from err
+    try:
+        run = Run(cfg, run_dir, feed_factory, max_env_step, max_train_iter, progress)
+        save_config(cfg, run_dir / 'config.yaml')
+    except OSError as err:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise TidalError(f"cannot write the run folder '{run_dir}': {err.strerror or err}") from err
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    save_config(cfg, run_dir / 'config.yaml')
     return run.train()
-
-
-def rng_state() -> dict[str, Any]:
-    return {'python': random.getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state['python'])
-    np.random.set_state(state['numpy'])
-    torch.set_rng_state(state['torch'])

@@ -1,4 +1,4 @@
-"""SQIL's off-policy loop: every batch is half agent replay, half expert demonstrations.
+"""SQIL's data feed: every batch is half agent replay, half expert demonstrations.
 
 Reddy et al. 2019, "SQIL: Imitation Learning via Reinforcement Learning with Sparse Rewards"
 (arXiv 1905.11108). The loop is the off-policy one; only the batch differs. The rewards are
@@ -11,11 +11,13 @@ from typing import Any, Iterable, Optional
 import torch
 from easydict import EasyDict
 
-from tidal.entry.serial_pipeline import OffPolicyRun
+from tidal.entry.replay_feed import ReplayFeed
 from tidal.entry.setup import ConfigInput, load_config, start_run
 from tidal.errors import ConfigError
 from tidal.policies.base import Policy
+from tidal.worker.collector import SampleCollector
 from tidal.worker.demos import check_demos, load_demos
+from tidal.worker.learner import Learner
 from tidal.worker.replay_buffer import ReplayBuffer
 from tidal.worker.tensor import concat
 
@@ -35,28 +37,35 @@ def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
     return buffer
 
 
-class SQILRun(OffPolicyRun):
-    """The off-policy run with batches drawn half from the agent's buffer, half from the demos."""
+class SQILFeed(ReplayFeed):
+    """The replay feed with batches drawn half from the agent's buffer, half from the demos."""
 
-    def __init__(self, cfg: EasyDict, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
         if cfg.policy.priority:
             raise ConfigError('policy.priority is not supported with demonstrations (SQIL samples both halves '
                               'uniformly); set policy.priority=False')
-        super().__init__(cfg, *args, **kwargs)
-        self.expert = expert_buffer(cfg, self.policy.device)
+        super().__init__(cfg, policy, collector, learner)
+        self.expert = expert_buffer(cfg, policy.device)
 
-    def _sample_batch(self) -> dict[str, Any]:
-        half = self.cfg.policy.learn.batch_size // 2
+    def sample_batch(self) -> dict[str, Any]:
+        half = self.batch_size // 2
         agent = self.buffer.sample(half)
         expert = self.expert.sample(half)
         batch = concat([{field: agent[field] for field in EXPERT_FIELDS},
                         {field: expert[field] for field in EXPERT_FIELDS}])
-        batch['expert'] = torch.arange(2 * half, device=self.policy.device) >= half
+        batch['expert'] = torch.arange(2 * half, device=self.device) >= half
         return batch
 
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), 'expert': self.expert.state_dict()}
 
-def serial_pipeline_sqil(input_cfg: ConfigInput, seed: int = 0, max_env_step: Optional[int] = None,
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.expert.load_state_dict(state['expert'])
+
+
+def serial_pipeline_sqil(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                          max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
                          progress: bool = True) -> Policy:
     """Train a demonstration-driven policy (e.g. 'sqil_sac') from a config path, zoo name or pair."""
-    return start_run(SQILRun, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)
+    return start_run(SQILFeed, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)

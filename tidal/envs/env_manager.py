@@ -3,7 +3,8 @@
 Envs reset in the same step their episode ends (gymnasium's SAME_STEP autoreset), so every `step`
 yields one valid transition per env: `next_obs` is the true successor of the acted-on obs, while
 `obs` is what to act on next. Both managers keep running episode returns so collectors and
-evaluators read finished episodes off each `Step` without their own bookkeeping.
+evaluators read finished episodes off each `Step` without their own bookkeeping. `snapshot` and
+`restore` carry the envs' full state through a checkpoint, so a resumed run continues mid-episode.
 """
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any, Callable
 
 import gymnasium
 import numpy as np
+import torch
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import concatenate, create_empty_array
 
+from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
 from tidal.errors import ConfigError
 from tidal.registry import ENV_MANAGER_REGISTRY
 
@@ -95,6 +98,55 @@ class EnvManager:
         """Uniform random actions for every env (the warm-up before training); seeded by `reset`."""
         return self._vector_env.action_space.sample()
 
+    def snapshot(self) -> dict:
+        """Where every env stands, as plain data a `weights_only` checkpoint can hold.
+
+        'envs' is None, and 'reason' says why, when an env holds state that is not plain data; a run
+        resumed from such a snapshot starts new episodes instead.
+        """
+        envs, reason = self._env_snapshots()
+        return dict(
+            envs=envs,                # one snapshot_env dict per env, or None
+            reason=reason,            # why 'envs' is None; '' when the envs are captured exactly
+            action_space_rng=snapshot_space_rng(self._vector_env.action_space),  # drives sample_actions
+            running_return=torch.from_numpy(self._running_return.copy()),
+            running_length=torch.from_numpy(self._running_length.copy()),
+            has_reset=self._has_reset,
+        )
+
+    def restore(self, state: dict) -> bool:
+        """Put back a `snapshot()`: True when the envs continue exactly where they stood; False when the
+        snapshot holds no envs, and the caller starts new episodes (and reports `state['reason']`)."""
+        envs = state['envs']
+        if envs is not None:
+            self._check_fits(envs)
+        restore_space_rng(self._vector_env.action_space, state['action_space_rng'])
+        if envs is None:
+            return False
+        self._vector_env.set_attr('snapshot_state', list(envs))
+        self._running_return[:] = state['running_return'].numpy()
+        self._running_length[:] = state['running_length'].numpy()
+        self._has_reset = bool(state['has_reset'])
+        return True
+
+    def _env_snapshots(self) -> tuple[list[dict] | None, str]:
+        if not all(self._vector_env.call('has_wrapper_attr', 'snapshot_layers')):
+            return None, _NOT_SNAPSHOTTABLE
+        snapshots = self._vector_env.get_attr('snapshot_state')
+        for snapshot in snapshots:
+            if isinstance(snapshot, EnvSnapshotError):
+                return None, str(snapshot)
+        return list(snapshots), ''
+
+    def _check_fits(self, envs: list[dict]) -> None:
+        """Refuse a misfit before any env is touched (a worker that raises shuts down)."""
+        if len(envs) != self.num_envs:
+            raise EnvSnapshotError(f'the snapshot holds {len(envs)} envs, the manager steps {self.num_envs}')
+        if not all(self._vector_env.call('has_wrapper_attr', 'snapshot_layers')):
+            raise EnvSnapshotError(f'cannot restore envs: {_NOT_SNAPSHOTTABLE}')
+        for snapshot, classes in zip(envs, self._vector_env.get_attr('snapshot_layers')):
+            check_fits(snapshot, list(classes))
+
     def close(self) -> None:
         self._vector_env.close()
 
@@ -123,6 +175,9 @@ class EnvManager:
         final = create_empty_array(self.observation_space, n=len(rows))
         final = concatenate(self.observation_space, list(info['final_obs'][rows]), final)
         return _with_rows(obs, rows, final)
+
+
+_NOT_SNAPSHOTTABLE = 'the envs are not wrapped in tidal.envs.snapshot.Snapshottable (GymEnv.make adds it)'
 
 
 def _with_rows(batch: Any, rows: np.ndarray, values: Any) -> Any:

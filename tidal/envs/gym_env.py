@@ -13,8 +13,8 @@ from easydict import EasyDict
 from gymnasium import spaces as gym_spaces
 from gymnasium.wrappers import DtypeObservation, RescaleAction
 
-from tidal.config.defaults import class_defaults, merge_defaults
-from tidal.config.schema import FreeDict
+from tidal.defaults import FreeDict, class_defaults, merge_defaults
+from tidal.envs.snapshot import Snapshottable
 from tidal.errors import EnvError
 from tidal.registry import ENV_REGISTRY
 
@@ -30,13 +30,13 @@ class GymEnv:
         import_names=[],
         # (str) gymnasium id passed to gymnasium.make, e.g. 'Pendulum-v1'.
         env_id='',
-        # (int) Envs stepped together by the collector.
+        # (int in [1, 4096]) Envs stepped together by the collector.
         collector_env_num=1,
-        # (int) Envs stepped together by the evaluator.
+        # (int in [1, 4096]) Envs stepped together by the evaluator.
         evaluator_env_num=1,
-        # (int) Episodes per evaluation.
+        # (int in [1, 10_000]) Episodes per evaluation.
         n_evaluator_episode=5,
-        # (float) Stop training once the mean eval return reaches this (None: never).
+        # (float or None) Stop training once the mean eval return reaches this (None: never).
         stop_value=None,
         # (bool) Rescale Box actions so the policy acts in [-1, 1].
         normalize_action=True,
@@ -53,7 +53,10 @@ class GymEnv:
         return self.cfg.env_id
 
     def make(self) -> gymnasium.Env:
-        """One env instance with tidal's wrappers; pickles cleanly, so it can build envs in subprocesses."""
+        """One env instance with tidal's wrappers; pickles cleanly, so it can build envs in subprocesses.
+
+        `Snapshottable` goes outermost so env managers can checkpoint the whole wrapper chain.
+        """
         env = self._make_raw()
         action_space = env.action_space
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
@@ -63,7 +66,7 @@ class GymEnv:
             with warnings.catch_warnings():  # the precision loss is the point of the cast
                 warnings.filterwarnings('ignore', message='.*precision lowered')
                 env = DtypeObservation(env, np.float32)
-        return env
+        return Snapshottable(env)
 
     def spaces(self) -> tuple[gymnasium.Space, gymnasium.Space]:
         """(observation space, action space) of one wrapped env; built once, then cached."""

@@ -6,20 +6,27 @@ import math
 import torch
 import torch.nn as nn
 
+from tidal.errors import ConfigError
+
 
 class Temperature(nn.Module):
     """alpha, learnable in log space (log alpha) or directly (alpha, kept >= 0), or fixed.
 
     Tuning minimises -alpha' * (log pi + target_entropy), SAC v2 (arXiv 1812.05905) eq. 18, where
-    alpha' is log alpha in log space and alpha otherwise.
+    alpha' is log alpha in log space and alpha otherwise. A fixed alpha is kept as it is, so 0 (no
+    entropy bonus) is allowed; only a learned log alpha needs alpha > 0.
     """
 
-    def __init__(self, init_alpha: float, auto: bool = True, log_space: bool = True) -> None:
+    def __init__(self, init_alpha: float, auto: bool = True, log_space: bool = True,
+                 key: str = 'policy.learn.alpha') -> None:
+        """`key` names the config value of `init_alpha` in errors."""
         super().__init__()
-        if init_alpha <= 0 and (log_space or not auto):
-            raise ValueError(f'alpha must be > 0, got {init_alpha}')
-        self.auto, self.log_space = auto, log_space
-        raw = math.log(init_alpha) if log_space else float(init_alpha)
+        self.auto, self.log_space = auto, log_space and auto
+        if self.log_space and not init_alpha > 0:
+            raise ConfigError(f'{key} must be > 0 when auto_alpha tunes it as log(alpha), got {init_alpha}')
+        if not 0 <= init_alpha < math.inf:
+            raise ConfigError(f'{key} must be a finite number >= 0, got {init_alpha}')
+        raw = math.log(init_alpha) if self.log_space else float(init_alpha)
         if auto:
             self.raw = nn.Parameter(torch.tensor(raw, dtype=torch.float32))
         else:
@@ -31,8 +38,9 @@ class Temperature(nn.Module):
         raw = self.raw.detach()
         return raw.exp() if self.log_space else raw
 
-    def loss(self, log_prob: torch.Tensor, target_entropy: float) -> torch.Tensor:
-        """Temperature loss; `log_prob` holds log pi(a|s) of fresh actions (or -entropy), any shape."""
+    def loss(self, log_prob: torch.Tensor, target_entropy: float | torch.Tensor) -> torch.Tensor:
+        """Temperature loss; `log_prob` holds log pi(a|s) of fresh actions (or -entropy), any shape, and
+        `target_entropy` is one number or one per sample (broadcast against `log_prob`)."""
         return -(self.raw * (log_prob.detach() + target_entropy)).mean()
 
     @torch.no_grad()

@@ -6,16 +6,15 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any, Iterable, Optional
 
 import torch
 import torch.nn as nn
 from easydict import EasyDict
 
-from tidal.config.defaults import class_defaults
-from tidal.config.schema import FreeDict
+from tidal.defaults import FreeDict, class_defaults
 from tidal.errors import ConfigError
+from tidal.policies.modes import CollectView, EnvLayout, EvalView, LearnView, Timestep
 from tidal.registry import MODEL_REGISTRY, import_names
 
 MODES = ('learn', 'collect', 'eval')
@@ -42,7 +41,8 @@ class Policy:
         type='',
         # (list[str]) Modules to import before the policy is looked up (a user's own policy).
         import_names=[],
-        # (str) Where networks and losses live: 'cpu', 'cuda' or 'auto' (cuda when available).
+        # (str in {'cpu', 'cuda', 'auto'} or str matching 'cuda:[0-9]+') Where networks and losses live;
+        # 'auto' is cuda when available.
         device='cpu',
         # (bool) Older spelling of device='cuda'; True wins over device='cpu'.
         cuda=False,
@@ -52,45 +52,51 @@ class Policy:
         priority=False,
         # (bool) Weight each sample's loss by its importance-sampling weight (needs priority).
         priority_IS_weight=False,
-        # (int) Env steps of uniform random actions collected before training starts.
+        # (int >= 0) Env steps of uniform random actions collected before training starts; at most
+        # other.replay_buffer.replay_buffer_size.
         random_collect_size=0,
         # Keyword arguments of the model constructor; `type` picks a registered model.
         model=FreeDict(),
         learn=dict(
-            # (int) Gradient updates after each call of the collector.
+            # (int in [1, 100_000]) Gradient updates after each call of the collector.
             update_per_collect=1,
-            # (int) Samples per gradient update.
+            # (int > 0) Transitions per gradient update.
             batch_size=256,
             # (bool) Treat every termination as a truncation (always bootstrap).
             ignore_done=False,
             learner=dict(
-                # (int) Write losses to the logs every this many train iterations.
+                # (int > 0) Write losses to the logs every this many train iterations.
                 log_freq=100,
-                # (int) Save the latest checkpoint every this many train iterations.
+                # (int > 0) Save the latest checkpoint every this many train iterations.
                 save_ckpt_freq=1000,
+                # (float > 0) Also save it every this many seconds of wall time (besides at the start, after
+                # the warm-up and on SIGTERM / SIGINT), so that a run killed at any moment loses little.
+                save_ckpt_secs=300.0,
             ),
         ),
         collect=dict(
-            # (int) Env steps (summed over all collector envs) per call of the collector.
+            # (int > 0) Env steps (summed over all collector envs) per call of the collector; at most
+            # other.replay_buffer.replay_buffer_size.
             n_sample=1,
-            # (int) Length of each training sample, in steps; 1 means single transitions.
+            # (int > 0) Length of each training sample, in steps; 1 means single transitions.
             unroll_len=1,
         ),
         eval=dict(
             evaluator=dict(
-                # (int) Evaluate every this many train iterations.
+                # (int > 0) Evaluate every this many train iterations.
                 eval_freq=1000,
             ),
         ),
         other=dict(
             replay_buffer=dict(
-                # (int) Transitions the replay buffer holds before the oldest are overwritten.
+                # (int > 0) Transitions the replay buffer holds before the oldest are overwritten; refused
+                # if they cannot fit in the memory available.
                 replay_buffer_size=1_000_000,
-                # (float) Prioritized replay: priority exponent (0 = uniform).
+                # (float >= 0) Prioritized replay: priority exponent (0 = uniform).
                 alpha=0.6,
-                # (float) Prioritized replay: initial importance-sampling exponent.
+                # (float in [0, 1]) Prioritized replay: initial importance-sampling exponent.
                 beta=0.4,
-                # (int) Prioritized replay: samples over which beta anneals to 1 (0 = fixed beta).
+                # (int >= 0) Prioritized replay: samples over which beta anneals to 1 (0 = fixed beta).
                 anneal_step=0,
             ),
         ),
@@ -154,25 +160,26 @@ class Policy:
 
     # ----- the three modes -------------------------------------------------------------------
     @property
-    def learn_mode(self) -> SimpleNamespace:
+    def learn_mode(self) -> LearnView:
         self._check_enabled('learn')
-        return SimpleNamespace(
+        return LearnView(
             forward=self._forward_learn, state_dict=self._state_dict_learn,
             load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
             reset=self._reset_learn, cfg=self._cfg)
 
     @property
-    def collect_mode(self) -> SimpleNamespace:
+    def collect_mode(self) -> CollectView:
         self._check_enabled('collect')
-        return SimpleNamespace(
+        return CollectView(
             forward=self._forward_collect, random_action=self._random_action,
             process_transition=self._process_transition, get_train_sample=self._get_train_sample,
-            reset=self._reset_collect, cfg=self._cfg)
+            reset=self._reset_collect, state_dict=self._state_dict_collect,
+            load_state_dict=self._load_state_dict_collect, cfg=self._cfg)
 
     @property
-    def eval_mode(self) -> SimpleNamespace:
+    def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
-        return SimpleNamespace(forward=self._forward_eval, reset=self._reset_eval, cfg=self._cfg)
+        return EvalView(forward=self._forward_eval, reset=self._reset_eval, cfg=self._cfg)
 
     def _check_enabled(self, field: str) -> None:
         if field not in self._enable_field:
@@ -211,7 +218,7 @@ class Policy:
         raise NotImplementedError
 
     def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
-                            timestep: Any) -> dict[str, Any]:
+                            timestep: Timestep) -> dict[str, Any]:
         """The columns stored for a batch of env steps; `timestep.next_obs` is the true successor."""
         return {
             'obs': obs,
@@ -222,8 +229,8 @@ class Policy:
             'truncated': timestep.truncated,
         }
 
-    def _get_train_sample(self, transitions: dict[str, Any]) -> dict[str, Any]:
-        """What the replay buffer stores of a batch of collected transitions (rows step-major).
+    def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
+        """What the data feed keeps of a batch of collected transitions (rows step-major, see EnvLayout).
 
         Unchanged by default: sequences of `collect.unroll_len` steps are cut by the buffer when it
         samples (`ReplayBuffer.sample_sequence`). A policy overrides this to relabel or add columns.
@@ -231,6 +238,13 @@ class Policy:
         return transitions
 
     def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        pass
+
+    def _state_dict_collect(self) -> dict[str, Any]:
+        """Per-env acting state (tensors) that a resumed run needs to act exactly as before the stop."""
+        return {}
+
+    def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
         pass
 
     # ----- eval mode -------------------------------------------------------------------------

@@ -31,11 +31,12 @@ class DiscreteSACPolicy(SACPolicy):
     config = dict(
         type='discrete_sac',
         learn=dict(
-            # (float) Target entropy for auto alpha; None means 0.98 * log(action_dim), the paper's
-            # choice (section 4). DI-engine defaults to -action_dim, which is below the minimum entropy
-            # of any categorical distribution, so alpha would only ever shrink.
+            # (float or None) Target entropy for auto alpha; None means 0.98 * log(action_dim), the paper's
+            # choice (section 4), with action_dim per state the actions its action_mask allows (a set
+            # value applies to every state as it is). DI-engine defaults to -action_dim, which is below
+            # the minimum entropy of any categorical distribution, so alpha would only ever shrink.
             target_entropy=None,
-            # (float) Half-width of the uniform init of the logits layer (0: keep default init).
+            # (float >= 0) Half-width of the uniform init of the logits layer (0: keep default init).
             init_w=0.0,
         ),
     )
@@ -47,6 +48,18 @@ class DiscreteSACPolicy(SACPolicy):
 
     def _default_target_entropy(self) -> float:
         return 0.98 * math.log(self._model.action_dim)
+
+    def _target_entropy_of(self, obs: Any) -> float | torch.Tensor:
+        """The target entropy of a batch: a configured one as given, else 0.98 * log(legal actions) per
+        state. Over all actions it would be out of reach whenever the mask allows fewer (a state with one
+        legal action has entropy 0), and alpha would grow without bound."""
+        configured = self._cfg.learn.target_entropy
+        if configured is not None:
+            return float(configured)
+        _, mask = split_action_mask(obs)
+        if mask is None:
+            return self._default_target_entropy()
+        return 0.98 * mask.bool().sum(dim=-1).clamp(min=1).float().log()
 
     def _policy(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(observation, probabilities, log-probabilities) of the actor on a batch."""
@@ -79,8 +92,10 @@ class DiscreteSACPolicy(SACPolicy):
             min_q = self._model.critic(observation).min(dim=0).values
         policy_loss = (prob * (alpha * log_prob - min_q)).sum(dim=-1).mean()
 
-        # 4. temperature loss with the exact expected log-probability (eq. 11), stepped with the policy
+        # 4. temperature loss with the exact expected log-probability (eq. 11), stepped with the policy,
+        #    towards a target entropy the actions each state allows can reach
         expected_log_prob = (prob * log_prob).sum(dim=-1)
+        self._target_entropy = self._target_entropy_of(batch['obs'])
         info = self._step_actor_and_temperature(policy_loss, expected_log_prob)
 
         # 5. Polyak update of the target critics

@@ -12,61 +12,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from tidal.config.schema import FreeDict
 from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
 
 
 @POLICY_REGISTRY.register('sac')
-class SACPolicy(Policy):
+class SACPolicy(MaxEntropyActorCritic, Policy):
     config = dict(
         type='sac',
-        # (int) Env steps of uniform random actions before the first update.
-        random_collect_size=10000,
-        model=FreeDict(
-            # (bool) Two Q critics and the minimum of their targets (clipped double Q).
-            twin_critic=True,
-        ),
         learn=dict(
-            # (int) Gradient updates per collector call (with n_sample=1: updates per env step).
-            update_per_collect=1,
-            # (int) Transitions per gradient update.
-            batch_size=256,
-            # (float) Adam learning rate of the Q critics.
-            learning_rate_q=3e-4,
-            # (float) Adam learning rate of the actor.
-            learning_rate_policy=3e-4,
-            # (float) Adam learning rate of the temperature (auto_alpha only).
-            learning_rate_alpha=3e-4,
-            # (float) Polyak factor of the target critics: target += target_theta * (online - target).
-            target_theta=0.005,
-            # (float) Discount factor gamma.
-            discount_factor=0.99,
-            # (float) Entropy temperature alpha; its initial value when auto_alpha is on.
-            alpha=0.2,
-            # (bool) Tune alpha towards target_entropy (SAC v2) instead of keeping it fixed.
-            auto_alpha=True,
             # (bool) Learn log(alpha) rather than alpha itself (keeps alpha positive, better conditioned).
             log_space=True,
-            # (float) Target entropy for auto alpha; None means -action_dim, the paper's heuristic.
-            target_entropy=None,
-            # (bool) Always bootstrap, even from terminal states.
-            ignore_done=False,
-            # (float) Half-width of the uniform init of the actor's output layer (0: keep default init).
-            init_w=3e-3,
-        ),
-        collect=dict(
-            # (int) Env steps per collector call, summed over collector envs.
-            n_sample=1,
-        ),
-        other=dict(
-            replay_buffer=dict(
-                # (int) Transitions kept in the replay buffer.
-                replay_buffer_size=1_000_000,
-            ),
         ),
     )
     action_space = 'continuous'

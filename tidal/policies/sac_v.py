@@ -23,11 +23,9 @@ class SACVPolicy(SACPolicy):
     config = dict(
         type='sac_v',
         learn=dict(
-            # (float) Adam learning rate of the state-value network V.
+            # (float > 0) Adam learning rate of the state-value network V.
             learning_rate_value=3e-4,
-            # (float) Polyak factor of the target value network: target += target_theta * (online - target).
-            target_theta=0.005,
-            # (float) Factor on the reward in the Q target. With alpha fixed only alpha / reward_scale matters, up
+            # (float > 0) Factor on the reward in the Q target. With alpha fixed only alpha / reward_scale matters, up
             # to the scale of Q: the paper's alpha=1, reward_scale=5 is this policy's alpha=0.2, reward_scale=1.
             reward_scale=1.0,
             # (bool) Tune alpha towards target_entropy (SAC v2); off by default, the paper keeps alpha fixed.

@@ -14,11 +14,11 @@ from typing import Any, Iterable, NamedTuple, Optional
 import torch
 import torch.nn.functional as F
 
-from tidal.config.schema import FreeDict
 from tidal.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy, resolve_device
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step
+from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import StepType, compare_through_return, step_type, tanh_gaussian_sample
 from tidal.rl_utils.trajectory import (ConstantTrajectory, LinearTrajectory, QuadraticTrajectory, Trajectory,
@@ -71,72 +71,46 @@ class TrajectoryState:
             self.tau[rows] = 0.0
         self.repeats[rows] = 0
 
+    def state_dict(self) -> dict[str, Any]:
+        """The trajectories the envs follow now, so a resumed run continues them."""
+        return {} if self.tau is None else {'tau': self.tau.clone(), 'repeats': self.repeats.clone()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state:
+            self.tau, self.repeats = state['tau'].to(self.device), state['repeats'].to(self.device)
+
 
 @POLICY_REGISTRY.register('taac')
-class TAACPolicy(Policy):
+class TAACPolicy(MaxEntropyActorCritic, Policy):
     config = dict(
         type='taac',
-        # (int) Env steps of uniform random actions and switches before the first update.
-        random_collect_size=10000,
-        model=FreeDict(
-            # (bool) Two Q critics and the minimum of their values (clipped double Q).
-            twin_critic=True,
-        ),
         learn=dict(
-            # (int) Gradient updates per collector call (with n_sample=1: updates per env step).
-            update_per_collect=1,
-            # (int) Sequences of collect.unroll_len steps per gradient update.
+            # (int > 0) Sequences of collect.unroll_len steps per gradient update.
             batch_size=64,
-            # (float) Adam learning rate of the Q critics.
-            learning_rate_q=3e-4,
-            # (float) Adam learning rate of the actor.
-            learning_rate_policy=3e-4,
-            # (float) Adam learning rate of both temperatures (auto_alpha only).
-            learning_rate_alpha=3e-4,
-            # (float) Polyak factor of the target critics: target += target_theta * (online - target).
-            target_theta=0.005,
-            # (float) Discount factor gamma.
-            discount_factor=0.99,
-            # (float) Temperature of the new action's entropy; its initial value with auto_alpha.
-            alpha=0.2,
-            # (float) Temperature of the switch: b ~ exp(Q / switch_alpha); its initial value with auto_alpha.
+            # (float > 0) Temperature of the switch: b ~ exp(Q / switch_alpha); its initial value with auto_alpha.
             switch_alpha=1.0,
-            # (bool) Tune both temperatures towards their target entropies.
-            auto_alpha=True,
-            # (float) Target entropy of the new action; None means -action_dim, as in SAC.
-            target_entropy=None,
-            # (float) Target entropy of the switch, in nats; None means 0.325, a switch taken with p 0.1 or 0.9.
+            # (float in [0, 0.693] or None) Target entropy of the switch, in nats, at most ln 2 (a fair coin);
+            # None means 0.325, a switch taken with p 0.1 or 0.9.
             switch_target_entropy=None,
-            # (list[float]) [low, high] clamp of the advantage Q(new) - Q(keep) inside the switch; None: no clamp.
+            # (list[float] of length 2 or None) [low, high] clamp of the advantage Q(new) - Q(keep) inside the
+            # switch; None: no clamp.
             switch_advantage_clip=None,
-            # (bool) Always bootstrap, even from terminal states.
-            ignore_done=False,
-            # (float) Half-width of the uniform init of the actor's output layer (0: keep default init).
-            init_w=3e-3,
         ),
         collect=dict(
-            # (int) Env steps per collector call, summed over collector envs.
-            n_sample=1,
-            # (int) Steps per replayed training sequence; the compare-through return runs along it.
+            # (int >= 2) Steps per replayed training sequence; the compare-through return runs along it.
             unroll_len=4,
         ),
         eval=dict(
-            # (float) Chance per step that evaluation samples the action and the switch instead of taking
-            # the most likely ones.
+            # (float in [0, 1]) Chance per step that evaluation samples the action and the switch instead of
+            # taking the most likely ones.
             epsilon_greedy=0.1,
         ),
         trajectory=dict(
-            # (int) Force a switch after a trajectory was followed this many steps, in collect and eval
+            # (int >= 0) Force a switch after a trajectory was followed this many steps, in collect and eval
             # (never in training targets); 0: no limit.
             max_repeat_steps=0,
             # (bool) Start episodes from a uniform random trajectory instead of zeros (collect only).
             randomize_first_state_tau=False,
-        ),
-        other=dict(
-            replay_buffer=dict(
-                # (int) Transitions kept in the replay buffer.
-                replay_buffer_size=1_000_000,
-            ),
         ),
     )
     action_space = 'continuous'
@@ -323,6 +297,12 @@ class TAACPolicy(Policy):
 
     def _init_eval(self) -> None:
         self._eval_state = TrajectoryState(self._trajectory, self._model.action_dim, self._device, False)
+
+    def _state_dict_collect(self) -> dict[str, Any]:
+        return self._collect_state.state_dict()
+
+    def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        self._collect_state.load_state_dict(state)
 
     @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:

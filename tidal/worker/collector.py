@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Optional
 
 import numpy as np
 import torch
 
 from tidal.envs.env_manager import EnvManager, Step
-from tidal.worker.tensor import concat, to_numpy, to_tensor
+from tidal.policies.modes import CollectMode, EnvLayout, Timestep
+from tidal.worker.tensor import concat, to_numpy, to_tensor, tree_map
 
 
 @dataclass
@@ -34,7 +34,7 @@ class EpisodeStats:
 class _Collector:
     """Shared stepping logic: act on the current obs, step the envs, build the batched transition."""
 
-    def __init__(self, env: EnvManager, policy: SimpleNamespace, device: torch.device) -> None:
+    def __init__(self, env: EnvManager, policy: CollectMode, device: torch.device) -> None:
         self.env = env
         self.policy = policy
         self.device = torch.device(device)
@@ -54,7 +54,7 @@ class _Collector:
         obs = self._obs
         output = self.policy.random_action(obs) if random else self.policy.forward(obs)
         step = self.env.step(to_numpy(output['action']))
-        timestep = SimpleNamespace(
+        timestep = Timestep(
             next_obs=to_tensor(step.next_obs, self.device),
             reward=torch.as_tensor(step.reward, device=self.device),
             terminated=torch.as_tensor(step.terminated, device=self.device),
@@ -71,6 +71,30 @@ class _Collector:
         self.episodes.add(step)
         return transition, step
 
+    # ----- exact resume ------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Where every env stands: their snapshots, the obs to act on next, the policy's acting state."""
+        return {
+            'env_step': self.env_step, 'env': self.env.snapshot(),
+            'obs': tree_map(lambda x: x.detach().cpu().clone(), self._obs), 'first': self._first.cpu().clone(),
+            'episodes': {'returns': list(self.episodes.returns), 'lengths': list(self.episodes.lengths)},
+            'policy': self.policy.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any], fallback_seed: int) -> Optional[str]:
+        """Continue the saved episodes exactly; where the envs could not be saved, start new episodes
+        (seeded with `fallback_seed`) and return the reason, for the run to report."""
+        self.env_step = state['env_step']
+        self.episodes = EpisodeStats(list(state['episodes']['returns']), list(state['episodes']['lengths']))
+        self.env.reset(seed=fallback_seed)  # the managers restore onto envs that have been reset
+        if self.env.restore(state['env']):
+            self._obs = to_tensor(state['obs'], self.device)
+            self._first = state['first'].to(self.device)
+            self.policy.load_state_dict(state['policy'])
+            return None
+        self.reset(seed=fallback_seed)
+        return state['env']['reason']
+
 
 class SampleCollector(_Collector):
     """Collects at least `n_sample` transitions per call, spread over all envs, for a replay buffer.
@@ -86,7 +110,8 @@ class SampleCollector(_Collector):
         With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
         steps = max(1, -(-n_sample // self.env.num_envs))
-        return self.policy.get_train_sample(concat([self._step(random)[0] for _ in range(steps)]))
+        transitions = concat([self._step(random)[0] for _ in range(steps)])
+        return self.policy.get_train_sample(transitions, EnvLayout(self.env.num_envs, steps))
 
 
 class EpisodeCollector(_Collector):

@@ -1,4 +1,4 @@
-"""Expert demonstrations on disk: one columnar .npz file with the env and spaces in its metadata.
+"""Expert demonstrations: the mode that records them, and one columnar .npz file on disk.
 
 Columns are the transition fields (`obs`, `action`, `reward`, `next_obs`, `terminated`, `truncated`)
 of all episodes end to end; nested observations are stored as `obs.observation`-style keys. The
@@ -6,16 +6,20 @@ metadata says which env and spaces the data belongs to, so a run on another env 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 import torch
 
 from tidal.errors import CheckpointError
+
+if TYPE_CHECKING:
+    from tidal.policies.modes import CollectView, EvalMode
 
 FORMAT_VERSION = 1
 _COLUMN_PREFIX = 'column:'
@@ -50,6 +54,13 @@ def _unflatten(flat: Mapping[str, np.ndarray]) -> dict[str, Any]:
             node = node.setdefault(parent, {})
         node[leaf] = torch.from_numpy(value)
     return tree
+
+
+def deterministic_mode(collect_mode: CollectView, eval_mode: EvalMode) -> CollectView:
+    """The collect mode acting with the eval mode: its forward and its reset, so that per-env acting
+    state (TAAC's trajectories) starts each episode afresh in the mode that acts on it. Transitions
+    are still recorded by the collect mode; its `random_action` and `state_dict` are not for this use."""
+    return dataclasses.replace(collect_mode, forward=eval_mode.forward, reset=eval_mode.reset)
 
 
 def save_demos(path: str | os.PathLike, episodes: list[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Path:

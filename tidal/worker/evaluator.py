@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
 import torch
 
 from tidal.envs.env_manager import EnvManager
+from tidal.policies.modes import EvalMode
 from tidal.worker.tensor import to_numpy, to_tensor
 
 
@@ -34,16 +34,18 @@ class Evaluator:
     """Evaluates every `eval_freq` train iterations on `n_episode` episodes.
 
     Episodes are split evenly over the envs beforehand (env i runs its own quota), so short
-    episodes do not crowd out long ones when several envs run in parallel.
+    episodes do not crowd out long ones when several envs run in parallel. Each evaluation seeds its
+    envs from `seed` and the train iteration, so it does not depend on earlier evaluations (and a
+    resumed run evaluates exactly as the uninterrupted one would).
     """
 
-    def __init__(self, env: EnvManager, policy: SimpleNamespace, device: torch.device, n_episode: int,
+    def __init__(self, env: EnvManager, policy: EvalMode, device: torch.device, n_episode: int,
                  eval_freq: int, stop_value: Optional[float] = None, seed: Optional[int] = None) -> None:
         if n_episode < 1:
             raise ValueError(f'env.n_evaluator_episode must be >= 1, got {n_episode}')
         self.env, self.policy, self.device = env, policy, torch.device(device)
         self.n_episode, self.eval_freq, self.stop_value = n_episode, eval_freq, stop_value
-        self._seed = seed
+        self.seed = seed
         self.last_eval_iter: Optional[int] = None  # train iteration of the latest evaluation
 
     def should_eval(self, train_iter: int) -> bool:
@@ -60,8 +62,7 @@ class Evaluator:
         quota[: self.n_episode % num_envs] += 1
         returns: list[float] = []
         lengths: list[int] = []
-        obs = self.env.reset(seed=self._seed)
-        self._seed = None  # seed once; later evaluations continue the envs' own random streams
+        obs = self.env.reset(seed=None if self.seed is None else self.seed + train_iter)
         self.policy.reset(None)
         while (quota > 0).any():
             action = self.policy.forward(to_tensor(obs, self.device))['action']

@@ -1,51 +1,95 @@
-"""What a run writes about itself: tensorboardX events, a plain-text log and evals.csv."""
+"""What a run writes about itself: tensorboardX events, a plain-text log and evals.csv.
+
+A resumed run must not repeat what the killed process wrote after its last checkpoint. The
+checkpoint records how long `log.txt` and `evals.csv` were (`position`), and the resumed logger cuts
+them back to that length; TensorBoard drops the later events itself, through the `purge_step` of
+the new event file.
+"""
 from __future__ import annotations
 
 import csv
 import json
 import os
 import time
+import traceback
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from tensorboardX import SummaryWriter
 
 from tidal.worker.plot import EVAL_COLUMNS
 
+FLUSH_SECS = 5  # TensorBoard events reach the disk at least this often, so a killed run keeps them
+
 
 class RunLogger:
-    """Writes scalars to `<run>/log/` (tensorboardX) and lines to `<run>/log.txt`."""
+    """Writes scalars to `<run>/log/` (tensorboardX) and lines to `<run>/log.txt`.
 
-    def __init__(self, run_dir: str | os.PathLike) -> None:
+    Every TensorBoard event is stepped by env steps, the one clock that only moves forward across
+    a resume; `resume_from` is the `position()` saved with the checkpoint a run resumes from.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike, resume_from: Optional[Mapping[str, int]] = None) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._writer = SummaryWriter(str(self.run_dir / 'log'))
-        self._text = open(self.run_dir / 'log.txt', 'a', buffering=1)
+        self._text_path = self.run_dir / 'log.txt'
         self._evals_path = self.run_dir / 'evals.csv'
+        purge_step = None
+        if resume_from is not None:
+            _truncate(self._text_path, resume_from['text_bytes'])
+            _truncate(self._evals_path, resume_from['evals_bytes'])
+            purge_step = resume_from['env_step'] + 1
+        self._writer = SummaryWriter(str(self.run_dir / 'log'), purge_step=purge_step, flush_secs=FLUSH_SECS)
+        self._writer.flush()  # the event file holds its header from the start, never 0 bytes
+        self._text = open(self._text_path, 'a', buffering=1, encoding='utf-8')
 
     def info(self, message: str) -> None:
         self._text.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}\n")
 
-    def scalars(self, prefix: str, values: Mapping[str, float], step: int) -> None:
+    def exception(self, message: str, err: BaseException) -> None:
+        """One line saying what failed, then the full traceback, for the log file only."""
+        self.info(message)
+        self._text.write(''.join(traceback.format_exception(type(err), err, err.__traceback__)))
+
+    def scalars(self, prefix: str, values: Mapping[str, float], env_step: int, train_iter: int) -> None:
         for key, value in values.items():
-            self._writer.add_scalar(f'{prefix}/{key}', value, step)
-        self.info(f'{prefix} @ {step}: ' + ', '.join(f'{k}={v:.4g}' for k, v in values.items()))
+            self._writer.add_scalar(f'{prefix}/{key}', value, env_step)
+        self.info(f'{prefix} @ env step {env_step}, iter {train_iter}: '
+                  + ', '.join(f'{k}={v:.4g}' for k, v in values.items()))
 
     def evaluation(self, row: Mapping[str, float]) -> None:
         """Append one evaluation to evals.csv and to the event file."""
-        new = not self._evals_path.exists()
+        new = not self._evals_path.exists() or self._evals_path.stat().st_size == 0
         with open(self._evals_path, 'a', newline='') as f:
             writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS)
             if new:
                 writer.writeheader()
             writer.writerow({key: row[key] for key in EVAL_COLUMNS})
         self.scalars('eval', {k: row[k] for k in ('return_mean', 'return_std', 'episode_length_mean')},
-                     int(row['env_step']))
+                     int(row['env_step']), int(row['train_iter']))
+
+    def position(self, env_step: int) -> dict[str, int]:
+        """How far the logs reach now: saved with a checkpoint, handed back as `resume_from`."""
+        self._text.flush()
+        self._writer.flush()
+        return {'env_step': env_step, 'text_bytes': _size(self._text_path), 'evals_bytes': _size(self._evals_path)}
 
     def summary(self, values: Mapping[str, Any]) -> None:
-        with open(self.run_dir / 'summary.json', 'w') as f:
+        tmp = self.run_dir / '.summary.json.tmp'
+        with open(tmp, 'w') as f:
             json.dump(dict(values), f, indent=2)
+        os.replace(tmp, self.run_dir / 'summary.json')
 
     def close(self) -> None:
         self._writer.close()
         self._text.close()
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _truncate(path: Path, size: int) -> None:
+    if path.exists() and path.stat().st_size > size:
+        with open(path, 'r+b') as f:
+            f.truncate(size)

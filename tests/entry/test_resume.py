@@ -1,0 +1,153 @@
+"""Runs that survive a crash: exact resume, logs without repeats, checkpoints on schedule and on signals."""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+
+import pytest
+import torch
+
+from tidal import serial_pipeline
+from tidal.entry.pipelines import resume
+from tidal.entry.replay_feed import ReplayFeed
+from tidal.entry.run import RunInterrupted
+from tidal.errors import CheckpointError
+from tidal.worker.checkpoint import load_checkpoint
+
+SHORT = ['policy.random_collect_size=50', 'policy.learn.batch_size=16', 'env.n_evaluator_episode=1',
+         'policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_sizes=[16]',
+         'policy.learn.learner.save_ckpt_freq=40', 'policy.eval.evaluator.eval_freq=60', 'env.stop_value=null']
+STEPS = 330
+
+
+class Crash(Exception):
+    """Stands for a kill: the process stops between two checkpoints."""
+
+
+def train(tmp_path, name, config='pendulum_sac', overrides=(), steps=STEPS):
+    return serial_pipeline(config, seed=1, max_env_step=steps, progress=False,
+                           overrides=[*SHORT, f'exp_name={tmp_path / name}', *overrides])
+
+
+def crash_after(monkeypatch, feed_steps):
+    """Make the replay feed raise at its `feed_steps`-th step."""
+    original, calls = ReplayFeed.step, []
+
+    def step(self, env_budget):
+        calls.append(1)
+        if len(calls) >= feed_steps:
+            raise Crash
+        return original(self, env_budget)
+    monkeypatch.setattr(ReplayFeed, 'step', step)
+
+
+def tensors(tree, prefix=''):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from tensors(value, f'{prefix}.{key}')
+    elif isinstance(tree, torch.Tensor):
+        yield prefix, tree
+
+
+def eval_rows(run):
+    with open(run / 'evals.csv') as f:
+        return [(row['env_step'], row['train_iter'], row['return_mean']) for row in csv.DictReader(f)]
+
+
+def assert_same_run(done, resumed):
+    first, second = load_checkpoint(done / 'ckpt' / 'latest.pt'), load_checkpoint(resumed / 'ckpt' / 'latest.pt')
+    for part in ('policy', 'feed'):
+        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        assert left.keys() == right.keys()
+        for key in left:
+            assert torch.equal(left[key], right[key]), f'{part}{key} differs'
+    assert first['train_iter'] == second['train_iter'] and first['finished'] == second['finished']
+    assert eval_rows(done) == eval_rows(resumed)
+
+
+@pytest.mark.parametrize('config, crash_at', [('pendulum_sac', 2), ('pendulum_sac', 97), ('pendulum_sac', 250),
+                                              ('pendulum_taac', 130)])
+def test_crashed_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, monkeypatch, config, crash_at):
+    overrides = ['env.env_kwargs.max_episode_steps=40'] if config == 'pendulum_taac' else []
+    train(tmp_path, 'whole', config, overrides)
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, crash_at)
+        train(tmp_path, 'crashed', config, overrides)
+    monkeypatch.undo()
+    resume(tmp_path / 'crashed', progress=False)
+    assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
+
+
+def test_resume_drops_what_the_crashed_process_logged_after_its_checkpoint(tmp_path, monkeypatch):
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 200)  # after evaluations at 60, 120: the checkpoint at 160 comes first
+        train(tmp_path, 'run')
+    monkeypatch.undo()
+    resume(tmp_path / 'run', progress=False)
+    rows = eval_rows(tmp_path / 'run')
+    assert len(rows) == len(set(rows)) and [int(r[1]) for r in rows] == [0, 60, 120, 180, 240, 280]
+    lines = (tmp_path / 'run' / 'log.txt').read_text().splitlines()
+    train_lines = [line.split('] ', 1)[1] for line in lines if 'train @' in line]
+    assert len(train_lines) == len(set(train_lines)) == 2  # iterations 100 and 200, each once
+    assert any('resumed at env step' in line for line in lines)
+    events = list((tmp_path / 'run' / 'log').glob('events.out.tfevents.*'))
+    assert len(events) == 2 and all(path.stat().st_size > 0 for path in events)
+
+
+def test_resuming_an_ended_run_says_so_and_changes_nothing(tmp_path, capsys):
+    train(tmp_path, 'done', steps=120)
+    run = tmp_path / 'done'
+    before = {path: path.read_bytes() for path in run.rglob('*') if path.is_file()}
+    capsys.readouterr()
+    assert resume(run, progress=False) is None
+    assert 'already ended (budget of 120 env steps reached); nothing to resume' in capsys.readouterr().out
+    assert {path: path.read_bytes() for path in run.rglob('*') if path.is_file()} == before
+
+
+def test_run_folder_without_a_checkpoint_says_how_to_start_again(tmp_path):
+    run = tmp_path / 'empty'
+    run.mkdir()
+    (run / 'config.yaml').write_text('main_config: {}\n')
+    with pytest.raises(CheckpointError, match="has no checkpoint yet: it stopped before its first one"):
+        resume(run, progress=False)
+
+
+def test_a_checkpoint_exists_from_the_start_and_right_after_the_warm_up(tmp_path, monkeypatch):
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 2)  # the warm-up of 50 steps is one feed step
+        train(tmp_path, 'early')
+    state = load_checkpoint(tmp_path / 'early' / 'ckpt' / 'latest.pt')
+    assert state['collector']['env_step'] == 50 and state['train_iter'] == 0 and state['last_eval_iter'] == 0
+
+
+def test_warm_up_stops_at_the_env_step_budget(tmp_path):
+    train(tmp_path, 'tiny', overrides=['policy.random_collect_size=1000'], steps=37)
+    state = load_checkpoint(tmp_path / 'tiny' / 'ckpt' / 'latest.pt')
+    assert state['collector']['env_step'] == 37 and state['feed']['buffer']['size'] == 37
+    assert state['train_iter'] == 0
+
+
+def test_sigterm_checkpoints_and_the_resumed_run_ends_where_the_whole_one_does(tmp_path, monkeypatch):
+    train(tmp_path, 'whole')
+    original, calls = ReplayFeed.step, []
+
+    def step(self, env_budget):
+        calls.append(1)
+        if len(calls) == 77:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, env_budget)
+    monkeypatch.setattr(ReplayFeed, 'step', step)
+    with pytest.raises(RunInterrupted, match=r'SIGTERM at env step 126: checkpoint saved; continue with: tidal resume'):
+        train(tmp_path, 'stopped')
+    monkeypatch.undo()
+    assert load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')['collector']['env_step'] == 126
+    resume(tmp_path / 'stopped', progress=False)
+    assert_same_run(tmp_path / 'whole', tmp_path / 'stopped')
+
+
+def test_run_says_in_one_line_how_it_ended(tmp_path, capsys):
+    train(tmp_path, 'said', steps=90)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith('tidal: run ended (budget of 90 env steps reached) at env step 90; eval return best ')
+    assert f"run folder {tmp_path / 'said'} ({tmp_path / 'said' / 'curve.png'}, " in out[-1]

@@ -1,0 +1,158 @@
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from tidal.envs import GymEnv, make_env_manager
+from tidal.envs.snapshot import EnvSnapshotError, restore_env, snapshot_env
+
+HANDLE_ID = 'tidal_test/Handle-v0'
+
+
+class HandleEnv(gymnasium.Env):
+    """Holds an attribute that is not plain data, as a physics engine's world object would be."""
+
+    observation_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.handle = object()
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+gymnasium.register(HANDLE_ID, entry_point=HandleEnv)
+
+STEP_FIELDS = ['obs', 'next_obs', 'reward', 'terminated', 'truncated', 'episode_return', 'episode_length']
+
+
+def run(manager, steps):
+    """Step with `sample_actions()`; returns the actions and every array of every step."""
+    trace = []
+    for _ in range(steps):
+        actions = manager.sample_actions()
+        step = manager.step(actions)
+        trace.append({'action': actions, **{name: getattr(step, name) for name in STEP_FIELDS}})
+    return trace
+
+
+def through_checkpoint(snapshot, tmp_path):
+    path = tmp_path / 'envs.pt'
+    torch.save(snapshot, path)
+    return torch.load(path, weights_only=True)
+
+
+def assert_same_trace(resumed, uninterrupted):
+    for resumed_step, step in zip(resumed, uninterrupted, strict=True):
+        for name, value in step.items():
+            np.testing.assert_array_equal(resumed_step[name], value, err_msg=name)
+
+
+# (env id, steps before the snapshot, steps after it): an episode ends in every resumed stretch;
+# Pendulum, MountainCarContinuous and Acrobot by their time limits (200, 999, 500), CartPole by falling.
+EXACT_ENVS = [('Pendulum-v1', 190, 20), ('CartPole-v1', 10, 60),
+              ('MountainCarContinuous-v0', 990, 20), ('Acrobot-v1', 490, 20)]
+
+
+@pytest.mark.parametrize('env_id, before, after', EXACT_ENVS)
+def test_restored_envs_continue_mid_episode_bit_identically(env_id, before, after, tmp_path):
+    make = GymEnv({'env_id': env_id}).make
+    with make_env_manager(make, 'base', 2) as manager:
+        manager.reset(seed=0)
+        run(manager, before)
+        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
+        uninterrupted = run(manager, after)
+    with make_env_manager(make, 'base', 2) as resumed:
+        resumed.reset(seed=123)
+        assert resumed.restore(snapshot) is True
+        assert_same_trace(run(resumed, after), uninterrupted)
+    assert snapshot['reason'] == ''
+    assert any(step['terminated'].any() or step['truncated'].any() for step in uninterrupted)
+
+
+def test_time_limit_truncation_and_autoreset_after_restore_match_the_uninterrupted_run(tmp_path):
+    make = GymEnv({'env_id': 'Pendulum-v1'}).make
+    with make_env_manager(make, 'base', 2) as manager:
+        manager.reset(seed=0)
+        run(manager, 190)
+        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
+        uninterrupted = run(manager, 20)
+    with make_env_manager(make, 'base', 2) as resumed:
+        resumed.reset(seed=7)
+        resumed.restore(snapshot)
+        trace = run(resumed, 20)
+    truncated_at = [k for k, step in enumerate(trace) if step['truncated'].any()]
+    assert truncated_at == [9]  # the 200th step of both episodes
+    assert trace[9]['episode_length'].tolist() == [200, 200]
+    assert not np.array_equal(trace[9]['obs'], trace[9]['next_obs'])  # the new episode started in place
+    assert_same_trace(trace, uninterrupted)
+
+
+def test_subprocess_envs_restore_exactly(tmp_path):
+    make = GymEnv({'env_id': 'Pendulum-v1'}).make
+    with make_env_manager(make, 'subprocess', 2) as manager:
+        manager.reset(seed=0)
+        run(manager, 195)
+        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
+        uninterrupted = run(manager, 10)
+    with make_env_manager(make, 'subprocess', 2) as resumed:
+        resumed.reset(seed=1)
+        assert resumed.restore(snapshot) is True
+        assert_same_trace(run(resumed, 10), uninterrupted)
+
+
+@pytest.mark.parametrize('manager_type', ['base', 'subprocess'])
+def test_env_with_a_non_plain_attribute_gives_no_env_snapshot_and_the_reason(manager_type, tmp_path):
+    make = GymEnv({'env_id': HANDLE_ID}).make
+    with make_env_manager(make, manager_type, 2) as manager:
+        manager.reset(seed=0)
+        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
+        manager.step(manager.sample_actions())  # the envs (and their workers) are still alive
+    assert snapshot['envs'] is None
+    assert snapshot['reason'] == "HandleEnv cannot be snapshot: attribute 'handle' holds an object"
+    with make_env_manager(make, manager_type, 2) as resumed:
+        resumed.reset(seed=1)
+        assert resumed.restore(snapshot) is False
+
+
+def test_snapshot_of_another_env_is_refused_before_any_env_changes():
+    with make_env_manager(GymEnv({'env_id': 'Pendulum-v1'}).make, 'base', 2) as pendulum:
+        pendulum.reset(seed=0)
+        snapshot = pendulum.snapshot()
+    with make_env_manager(GymEnv({'env_id': 'CartPole-v1'}).make, 'base', 2) as cartpole:
+        cartpole.reset(seed=0)
+        with pytest.raises(EnvSnapshotError, match='^a snapshot of RescaleAction > TimeLimit > OrderEnforcing > '
+                                                   'PassiveEnvChecker > PendulumEnv does not fit the env '
+                                                   'TimeLimit > OrderEnforcing > PassiveEnvChecker > CartPoleEnv$'):
+            cartpole.restore(snapshot)
+
+
+class ValuesEnv(HandleEnv):
+    """Plain data of every kind a snapshot encodes."""
+
+    def __init__(self) -> None:
+        self.values = (np.float32(1.5), [np.arange(3, dtype=np.uint16), None, 'a'], {'k': np.int64(2)})
+        self.dtype = np.dtype('float64')
+        self.scalar_type = np.float32
+        self.rng = np.random.default_rng(3)
+
+
+def test_restored_values_keep_their_numpy_types_tuples_and_generator_state(tmp_path):
+    env = ValuesEnv()
+    snapshot = through_checkpoint(snapshot_env(env), tmp_path)
+    expected_draw = env.rng.random()
+    env.values, env.dtype, env.scalar_type = None, None, None
+    restore_env(env, snapshot)
+    scalar, (array, none, text), mapping = env.values
+    assert type(scalar) is np.float32 and scalar == np.float32(1.5)
+    assert array.dtype == np.uint16 and array.tolist() == [0, 1, 2]
+    assert (none, text) == (None, 'a')
+    assert type(mapping['k']) is np.int64 and mapping['k'] == 2
+    assert env.dtype == np.dtype('float64') and env.scalar_type is np.float32
+    assert env.rng.random() == expected_draw

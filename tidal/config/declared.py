@@ -1,0 +1,87 @@
+"""The rules a class declares in its `config` comments, and their check on a compiled config.
+
+Each class's rules are parsed once, the first time a config that uses the class is compiled; a rule
+that does not parse, or a default that breaks its own rule, fails right there, naming the class and
+the key, so that a typo in a comment cannot silently switch a check off.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterable, Mapping
+
+from tidal.config.comments import own_comments
+from tidal.config.rules import Rule, RuleSyntaxError, rule_of_comment
+from tidal.config.tree import join_path
+from tidal.defaults import class_defaults
+from tidal.errors import ConfigError
+
+#: What value_at returns for a path that is not in the tree.
+MISSING = object()
+
+
+def class_rules(cls: type) -> dict[str, Rule]:
+    """Dotted key path -> rule, over the MRO: the most derived class that writes a rule for a key wins.
+    The returned dict is shared (cached); do not change it."""
+    return _class_rules(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _class_rules(cls: type) -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    owners = reversed(cls.__mro__) if isinstance(cls, type) else (cls,)
+    for owner in owners:
+        if 'config' in getattr(owner, '__dict__', {}):
+            rules.update(_own_rules(owner))
+    defaults = class_defaults(cls)
+    for path, rule in rules.items():
+        value = value_at(defaults, path)
+        if value is MISSING:
+            continue
+        try:
+            rule.check(value, path)
+        except ConfigError as err:
+            raise RuleSyntaxError(f"the default of '{path}' in {_name(cls)} breaks its own rule "
+                                  f"'({rule.text})': {err}") from None
+    return rules
+
+
+@functools.lru_cache(maxsize=None)
+def _own_rules(owner: type) -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for path, comment in own_comments(owner).items():
+        try:
+            rule = rule_of_comment(comment)
+        except RuleSyntaxError as err:
+            first_line = comment.splitlines()[0]
+            raise RuleSyntaxError(f"malformed config rule of key '{path}' in {_name(owner)} "
+                                  f"('# {first_line}'): {err}") from None
+        if rule is not None:
+            rules[path] = rule
+    return rules
+
+
+def check_declared(cfg: Mapping, sections: Iterable[tuple[str, type]]) -> None:
+    """Every value of `cfg` that a rule covers keeps it; `sections` pairs a section's path ('' is the top
+    level) with the class whose `config` declares its keys."""
+    for prefix, cls in sections:
+        section = value_at(cfg, prefix) if prefix else cfg
+        if not isinstance(section, Mapping):
+            continue
+        for path, rule in class_rules(cls).items():
+            value = value_at(section, path)
+            if value is not MISSING:
+                rule.check(value, join_path(prefix, path))
+
+
+def value_at(tree: Any, path: str) -> Any:
+    """The value at a dotted path, or MISSING (None is a value)."""
+    node = tree
+    for key in path.split('.'):
+        if not isinstance(node, Mapping) or key not in node:
+            return MISSING
+        node = node[key]
+    return node
+
+
+def _name(cls: Any) -> str:
+    return f'{cls.__module__}.{cls.__qualname__}' if isinstance(cls, type) else repr(cls)

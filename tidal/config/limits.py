@@ -1,0 +1,107 @@
+"""Checks across keys: settings that are each in range but make no sense together, and sizes that
+cannot fit in memory, refused before anything is allocated.
+
+The replay buffer, a batch and a collector call each hold transitions of
+4 bytes x (obs + next_obs + action + reward + 1 word of terminated/truncated flags), float32 elements
+(a discrete action is one index). That is a lower bound: a policy may store more columns.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Mapping, Optional
+
+from tidal.config.declared import MISSING, value_at
+from tidal.errors import ConfigError
+
+FLOAT_BYTES = 4
+_BUFFER = 'policy.other.replay_buffer.replay_buffer_size'
+_UNITS = ('bytes', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB')
+
+
+def check_consistency(cfg: Mapping) -> None:
+    """Keys that contradict each other, named with both values and the reason."""
+    buffer_size = _get(cfg, _BUFFER)
+    for path, what in (('policy.random_collect_size', 'warm-up transitions beyond what the buffer holds '
+                                                      'are overwritten before the first update'),
+                       ('policy.collect.n_sample', 'a collector call would overwrite its own transitions '
+                                                  'before any update sees them'),
+                       ('policy.collect.unroll_len', 'no sequence that long fits in the buffer')):
+        value = _get(cfg, path)
+        if value is not None and buffer_size is not None and value > buffer_size:
+            raise ConfigError(f'{path}={value} is larger than {_BUFFER}={buffer_size}: {what}')
+    learn = _get(cfg, 'policy.learn') or {}
+    if learn.get('auto_alpha') and learn.get('alpha') == 0 and learn.get('log_space', True):
+        raise ConfigError('policy.learn.alpha=0 with policy.learn.auto_alpha=True: alpha is tuned in log '
+                          'space from log(alpha), so it must start > 0; set auto_alpha=False to keep alpha '
+                          'fixed at 0')
+
+
+def transition_bytes(obs_shape: Any, action_shape: Any, discrete: bool) -> int:
+    """Bytes of one stored transition: obs, next_obs, action, reward and the flags, float32 each."""
+    action_size = 1 if discrete else _numel(action_shape)
+    return FLOAT_BYTES * (2 * _numel(obs_shape) + action_size + 1 + 1)
+
+
+def check_memory(cfg: Mapping, env_name: str, discrete: bool,
+                 available: Optional[Callable[[], Optional[int]]] = None) -> None:
+    """Refuse a replay buffer, batch or collector call whose transitions need more memory than is
+    available now. Skipped where the shapes are unknown or the available memory cannot be read."""
+    model = _get(cfg, 'policy.model') or {}
+    obs_shape, action_shape = model.get('obs_shape'), model.get('action_shape')
+    if obs_shape is None or action_shape is None:
+        return
+    free = (available or available_memory)()
+    if free is None:
+        return
+    each = transition_bytes(obs_shape, action_shape, discrete)
+    unroll_len = _get(cfg, 'policy.collect.unroll_len') or 1
+    for path, transitions in ((_BUFFER, _get(cfg, _BUFFER)),
+                              ('policy.learn.batch_size', _times(_get(cfg, 'policy.learn.batch_size'), unroll_len)),
+                              ('policy.collect.n_sample', _get(cfg, 'policy.collect.n_sample')),
+                              ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size'))):
+        if transitions is None or transitions * each <= free:
+            continue
+        value = _get(cfg, path)
+        steps = f' (sequences of {unroll_len} steps)' if path == 'policy.learn.batch_size' and unroll_len > 1 else ''
+        raise ConfigError(f'{path}={value}{steps} needs about {format_bytes(transitions * each)} for {env_name} '
+                          f'transitions ({each} bytes each), more than the {format_bytes(free)} of memory '
+                          f'available')
+
+
+def available_memory() -> Optional[int]:
+    """Bytes of memory available to a new allocation: MemAvailable of /proc/meminfo, else the free
+    physical pages; None where neither can be read."""
+    try:
+        with open('/proc/meminfo', encoding='ascii') as file:
+            for line in file:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def format_bytes(count: float) -> str:
+    """'36.0 TB', '21.3 GB', '512 bytes' (decimal units)."""
+    unit = 0
+    while count >= 1000 and unit < len(_UNITS) - 1:
+        count /= 1000
+        unit += 1
+    return f'{int(count)} bytes' if unit == 0 else f'{count:.1f} {_UNITS[unit]}'
+
+
+def _get(cfg: Mapping, path: str) -> Any:
+    value = value_at(cfg, path)
+    return None if value is MISSING else value
+
+
+def _times(count: Optional[int], factor: int) -> Optional[int]:
+    return None if count is None else count * factor
+
+
+def _numel(shape: Any) -> int:
+    return math.prod(shape) if isinstance(shape, (list, tuple)) else int(shape)

@@ -1,0 +1,98 @@
+"""The typed contracts between a policy and the workers: its three modes and what they receive.
+
+Workers (collectors, evaluators, learners) see a policy only through these views, so any object
+with the same methods (a user's own policy, a test double) drives the same loops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+import torch
+from easydict import EasyDict
+
+EnvIds = Optional[Iterable[int]]  # env indices of a batch; None means all of them
+
+
+@dataclass(frozen=True)
+class Timestep:
+    """What the envs answered to one batched action: every field has the env index as its leading dim."""
+
+    next_obs: Any               # true successor of the acted-on obs (the final obs where an episode ended)
+    reward: torch.Tensor        # float32 [N]
+    terminated: torch.Tensor    # bool [N]: the MDP ended; do not bootstrap
+    truncated: torch.Tensor     # bool [N]: cut off (time limit); bootstrap from next_obs
+    first: torch.Tensor         # bool [N]: the acted-on obs opened an episode
+
+
+@dataclass(frozen=True)
+class EnvLayout:
+    """How collected rows map to envs: `steps` steps of `num_envs` envs, step-major.
+
+    Env i's k-th step of a collection is row `k * num_envs + i`, so a policy that needs each env's
+    time series (GAE, n-step returns) reshapes a column to [steps, num_envs, ...].
+    """
+
+    num_envs: int
+    steps: int
+
+
+class LearnMode(Protocol):
+    cfg: EasyDict
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]: ...  # one update; 0-d tensors to log
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def monitor_vars(self) -> list[str]: ...
+    def reset(self) -> None: ...
+
+
+class CollectMode(Protocol):
+    cfg: EasyDict
+
+    def forward(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]: ...
+    def random_action(self, obs: Any) -> dict[str, torch.Tensor]: ...
+    def process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
+                           timestep: Timestep) -> dict[str, Any]: ...
+    def get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]: ...
+    def reset(self, env_ids: EnvIds = None) -> None: ...
+    def state_dict(self) -> dict[str, Any]: ...  # per-env acting state, for an exact resume
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class EvalMode(Protocol):
+    cfg: EasyDict
+
+    def forward(self, obs: Any) -> dict[str, torch.Tensor]: ...
+    def reset(self, env_ids: EnvIds = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class LearnView:
+    """A policy's learn mode: bound methods, so `dataclasses.replace` can swap one of them."""
+
+    forward: Callable[[dict[str, Any]], dict[str, Any]]
+    state_dict: Callable[[], dict[str, Any]]
+    load_state_dict: Callable[[dict[str, Any]], None]
+    monitor_vars: Callable[[], list[str]]
+    reset: Callable[[], None]
+    cfg: EasyDict
+
+
+@dataclass(frozen=True)
+class CollectView:
+    forward: Callable[..., dict[str, torch.Tensor]]
+    random_action: Callable[[Any], dict[str, torch.Tensor]]
+    process_transition: Callable[[Any, dict[str, torch.Tensor], Timestep], dict[str, Any]]
+    get_train_sample: Callable[[dict[str, Any], EnvLayout], dict[str, Any]]
+    reset: Callable[[EnvIds], None]
+    state_dict: Callable[[], dict[str, Any]]
+    load_state_dict: Callable[[dict[str, Any]], None]
+    cfg: EasyDict
+
+
+@dataclass(frozen=True)
+class EvalView:
+    forward: Callable[[Any], dict[str, torch.Tensor]]
+    reset: Callable[[EnvIds], None]
+    cfg: EasyDict

@@ -1,0 +1,62 @@
+"""Finite or stop: a watch for NaN and inf in what a learner reports, kept on the device.
+
+Checking every update on the host would make each one wait for the device. Instead every update
+folds its monitored values into two small device tensors (one op each), and the host reads them only
+when it logs or checkpoints: the run still stops at the first bad iteration, by name and number.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+import torch
+
+from tidal.errors import TidalError
+
+
+class NonFiniteError(TidalError):
+    """A loss, a parameter or an env value became NaN or infinite; the run stops instead of going on."""
+
+
+class FiniteGuard:
+    """Remembers, per monitored key, the first train iteration whose value was not finite."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.keys: list[str] = []  # fixed by the first update: the monitored keys it reports
+        self._first_bad = torch.empty(0, dtype=torch.long, device=device)
+        self._first_value = torch.empty(0, device=device)
+        self._iteration = torch.zeros((), dtype=torch.long, device=device)
+
+    def observe(self, info: dict[str, Any], monitored: Iterable[str]) -> None:
+        """Fold one update's values in, without reading them on the host."""
+        self._iteration += 1
+        if not self.keys:
+            self.keys = [key for key in monitored if key in info]
+            self._first_bad = torch.full((len(self.keys), ), -1, dtype=torch.long, device=self.device)
+            self._first_value = torch.zeros(len(self.keys), device=self.device)
+            if not self.keys:
+                return
+        values = torch.stack([torch.as_tensor(info[key], dtype=torch.float32, device=self.device).reshape(())
+                              for key in self.keys])
+        new_bad = ~torch.isfinite(values) & (self._first_bad < 0)
+        self._first_bad = torch.where(new_bad, self._iteration, self._first_bad)
+        self._first_value = torch.where(new_bad, values, self._first_value)
+
+    def first_failure(self, start_iter: int = 0) -> Optional[tuple[str, float, int]]:
+        """(key, value, train iteration) of the earliest non-finite value seen, or None. Reads the device.
+
+        `start_iter` is the train iteration the guard's count started from (a resumed run's)."""
+        bad = self._first_bad.tolist()
+        seen = [(iteration, index) for index, iteration in enumerate(bad) if iteration >= 0]
+        if not seen:
+            return None
+        iteration, index = min(seen)
+        return self.keys[index], float(self._first_value[index]), start_iter + iteration
+
+
+def first_non_finite_parameter(named_parameters: Iterable[tuple[str, torch.Tensor]]) -> Optional[str]:
+    """The name of the first parameter holding a NaN or inf, or None."""
+    for name, parameter in named_parameters:
+        if not bool(torch.isfinite(parameter).all()):
+            return name
+    return None
