@@ -13,13 +13,17 @@ import tokenize
 from typing import Iterator, Mapping, Optional
 
 from tidal.config.defaults import RunConfig
+from tidal.config.model_args import model_args
 from tidal.config.tree import join_path
+from tidal.errors import TidalError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY
 
 _SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))
 _INFERRED = {
-    'policy.model.obs_shape': "Observation shape; inferred from the env when not set.",
-    'policy.model.action_shape': "Action shape (count if discrete); inferred from the env when not set.",
+    'policy.model.obs_shape': "(int > 0 or list[int > 0]) Observation shape; inferred from the env when not set, "
+                              "else checked against it.",
+    'policy.model.action_shape': "(int > 0 or list[int > 0]) Action shape (count if discrete); inferred from the "
+                                 "env when not set, else checked against it.",
 }
 
 
@@ -44,7 +48,21 @@ def comments_for(cfg: Mapping) -> dict[str, str]:
                              for path, text in config_comments(registry.get(name)).items()})
     for path, text in _INFERRED.items():
         comments.setdefault(path, text)
+    for key, text in _model_argument_comments(cfg).items():
+        comments.setdefault(f'policy.model.{key}', text)
     return comments
+
+
+def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
+    """'(rule) Argument of model ...' for the `policy.model` keys the model's type hints give a rule."""
+    policy = cfg.get('policy', {})
+    if policy.get('type') not in POLICY_REGISTRY:
+        return {}
+    try:
+        args = model_args(POLICY_REGISTRY.get(policy['type']), policy['type'], dict(policy.get('model') or {}))
+    except TidalError:
+        return {}
+    return {key: f"({rule.text}) Argument of model '{args.name}'." for key, rule in args.rules.items()}
 
 
 def own_comments(owner: type) -> dict[str, str]:

@@ -41,7 +41,8 @@ _TOKEN = re.compile(r"""\s*(?:
 
 
 class RuleSyntaxError(ConfigError):
-    """A rule in a config comment does not follow the grammar (a typo must not silently drop a check)."""
+    """A rule in a config comment does not follow the grammar, or the key's own default breaks it
+    (a typo must not silently drop a check)."""
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
     acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num)
+    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num, env.env_id, 'collector')
     try:
         collector = EpisodeCollector(manager, acting, policy.device)
         collector.reset(seed=seed)

@@ -22,7 +22,7 @@ def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episode
     policy = build_policy(cfg, enable_field=('eval',))
     load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num)
+    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num, env.env_id, 'evaluator')
     evaluator = Evaluator(manager, policy.eval_mode, policy.device,
                           n_episode=episodes or cfg.env.n_evaluator_episode, eval_freq=1,
                           seed=seed + EVALUATOR_SEED_OFFSET)

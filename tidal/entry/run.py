@@ -190,7 +190,11 @@ class Run:
             if self._budget_spent():
                 return self._budget_reason()
             warm = self.feed.warmed_up()
-            self.feed.step(self._env_budget())
+            try:
+                self.feed.step(self._env_budget())
+            except NonFiniteError:
+                self._check_finite()  # a NaN action or env value usually follows a NaN update: name that first
+                raise
             self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
             bar.update(self.collector.env_step - bar.n)
 

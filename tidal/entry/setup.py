@@ -59,8 +59,9 @@ def new_run_dir(exp_name: str) -> Path:
 def build_env_managers(cfg: EasyDict) -> tuple[EnvManager, EnvManager]:
     """Collector and evaluator env managers (their workers seed them on reset)."""
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-    collector_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num)
-    evaluator_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num)
+    name = cfg.env.get('env_id') or cfg.env.type
+    collector_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num, name, 'collector')
+    evaluator_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num, name, 'evaluator')
     return collector_env, evaluator_env
 
 

@@ -18,7 +18,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, Vecto
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
-from tidal.errors import ConfigError
+from tidal.errors import ConfigError, EnvError
 from tidal.registry import ENV_MANAGER_REGISTRY
 
 EnvFn = Callable[[], gymnasium.Env]
@@ -54,7 +54,8 @@ class EnvManager:
         type='base',
     )
 
-    def __init__(self, env_fns: list[EnvFn]) -> None:
+    def __init__(self, env_fns: list[EnvFn], name: str = 'env', role: str = 'env') -> None:
+        self.name, self.role = name, role  # for errors: "env 'Pendulum-v1' (collector env 1) ..."
         if not env_fns:
             raise ConfigError('an env manager needs at least one env (env.collector_env_num / '
                               'env.evaluator_env_num must be >= 1)')
@@ -82,7 +83,13 @@ class EnvManager:
     def step(self, actions: np.ndarray) -> Step:
         if not self._has_reset:
             raise RuntimeError('call reset() before the first step()')
-        obs, reward, terminated, truncated, info = self._vector_env.step(self._fit_actions(actions))
+        try:
+            obs, reward, terminated, truncated, info = self._vector_env.step(self._fit_actions(actions))
+        except Exception as err:  # the env's own bug or a bad env argument: say which env and when
+            step = int(self._running_length.max()) + 1
+            raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} in step {step} of "
+                           f"its episode: {_one_line(err)}") from err
+        self._check_finite(reward, obs, self._next_obs(obs, info))
         done = terminated | truncated
         self._running_return += reward
         self._running_length += 1
@@ -93,6 +100,17 @@ class EnvManager:
         return Step(obs=obs, next_obs=self._next_obs(obs, info), reward=reward.astype(np.float32),
                     terminated=terminated, truncated=truncated, episode_return=episode_return,
                     episode_length=episode_length, info=info)
+
+    def _check_finite(self, reward: np.ndarray, *observations: Any) -> None:
+        """A NaN or inf from an env would poison every update that samples it: stop at the source."""
+        for what, values in (('reward', reward), *(('observation', obs) for obs in observations)):
+            for leaf in _float_leaves(values):
+                finite = np.isfinite(leaf.reshape(self.num_envs, -1)).all(axis=1)
+                if not finite.all():
+                    index = int(np.flatnonzero(~finite)[0])
+                    value = leaf[index] if leaf.ndim == 1 else leaf[index][~np.isfinite(leaf[index])].flat[0]
+                    raise EnvError(f"env '{self.name}' ({self.role} env {index}) returned a non-finite {what} "
+                                   f"({value}) in step {self._running_length[index] + 1} of its episode")
 
     def sample_actions(self) -> np.ndarray:
         """Uniform random actions for every env (the warm-up before training); seeded by `reset`."""
@@ -180,6 +198,20 @@ class EnvManager:
 _NOT_SNAPSHOTTABLE = 'the envs are not wrapped in tidal.envs.snapshot.Snapshottable (GymEnv.make adds it)'
 
 
+def _float_leaves(tree: Any) -> list[np.ndarray]:
+    """The floating-point arrays of an obs (array, dict or tuple of them); integers are always finite."""
+    if isinstance(tree, dict):
+        return [leaf for value in tree.values() for leaf in _float_leaves(value)]
+    if isinstance(tree, tuple):
+        return [leaf for value in tree for leaf in _float_leaves(value)]
+    array = np.asarray(tree)
+    return [array] if np.issubdtype(array.dtype, np.floating) else []
+
+
+def _one_line(err: BaseException) -> str:
+    return ' '.join(str(err).split()) or type(err).__name__
+
+
 def _with_rows(batch: Any, rows: np.ndarray, values: Any) -> Any:
     """A copy of a batched obs (array, dict or tuple of them) with `rows` replaced by `values`."""
     if isinstance(batch, dict):
@@ -203,15 +235,17 @@ class BaseEnvManager(EnvManager):
 class SubprocessEnvManager(EnvManager):
     """One worker process per env; pays off only when an env step is expensive (physics, rendering)."""
 
-    def __init__(self, env_fns: list[EnvFn], context: str | None = None) -> None:
+    def __init__(self, env_fns: list[EnvFn], context: str | None = None, **kwargs: Any) -> None:
         self._context = context  # multiprocessing start method; None: the platform default
-        super().__init__(env_fns)
+        super().__init__(env_fns, **kwargs)
 
     def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
         return AsyncVectorEnv(env_fns, context=self._context, autoreset_mode=AutoresetMode.SAME_STEP)
 
 
-def make_env_manager(env_fn: EnvFn, manager_type: str, num_envs: int) -> EnvManager:
-    """`num_envs` copies of `env_fn` behind the manager registered as `manager_type`."""
+def make_env_manager(env_fn: EnvFn, manager_type: str, num_envs: int, name: str = 'env',
+                     role: str = 'env') -> EnvManager:
+    """`num_envs` copies of `env_fn` behind the manager registered as `manager_type`; `name` (the env id)
+    and `role` ('collector', 'evaluator') make its errors say which env failed."""
     manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
-    return manager_cls([env_fn] * num_envs)
+    return manager_cls([env_fn] * num_envs, name=name, role=role)

@@ -9,6 +9,7 @@ import torch
 
 from tidal.envs.env_manager import EnvManager, Step
 from tidal.policies.modes import CollectMode, EnvLayout, Timestep
+from tidal.worker.finite import NonFiniteError
 from tidal.worker.tensor import concat, to_numpy, to_tensor, tree_map
 
 
@@ -53,7 +54,10 @@ class _Collector:
             raise RuntimeError('call reset() before collecting')
         obs = self._obs
         output = self.policy.random_action(obs) if random else self.policy.forward(obs)
-        step = self.env.step(to_numpy(output['action']))
+        action = to_numpy(output['action'])
+        if action.dtype.kind == 'f' and not np.isfinite(action).all():
+            raise NonFiniteError(f'the policy chose a non-finite action at env step {self.env_step}')
+        step = self.env.step(action)
         timestep = Timestep(
             next_obs=to_tensor(step.next_obs, self.device),
             reward=torch.as_tensor(step.reward, device=self.device),
