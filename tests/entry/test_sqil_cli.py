@@ -58,18 +58,19 @@ def test_sqil_without_demonstrations_says_how_to_get_them(tmp_path, monkeypatch,
 
 def test_sqil_batches_are_half_agent_half_expert(expert_run):
     from tidal.entry.setup import load_config
-    from tidal.entry.sqil_pipeline import SQILRun
+    from tidal.entry.run import Run
+    from tidal.entry.sqil_pipeline import SQILFeed
 
     assert main(['collect-demos', 'expert/config.yaml', '--ckpt', 'expert/ckpt/latest.pt', '--episodes', '1',
                  '-o', 'demos.npz']) == 0
     cfg = load_config('pendulum_sqil_sac', overrides=['policy.expert_data_path=demos.npz', 'exp_name=half',
                                                       'policy.learn.batch_size=10'])
-    run = SQILRun(cfg, expert_run.parent / 'half', max_env_step=10, progress=False)
+    feed = Run(cfg, expert_run.parent / 'half', SQILFeed, max_env_step=10, progress=False).feed
     agent = {'obs': torch.full((4, 3), 7.0), 'action': torch.zeros(4, 1), 'reward': torch.full((4,), -3.0),
              'next_obs': torch.full((4, 3), 7.0), 'terminated': torch.zeros(4, dtype=torch.bool),
              'truncated': torch.zeros(4, dtype=torch.bool)}
-    run.buffer.extend(agent)
-    batch = run._sample_batch()
+    feed.buffer.extend(agent)
+    batch = feed.sample_batch()
     assert batch['expert'].tolist() == [False] * 5 + [True] * 5
     assert (batch['obs'][:5] == 7.0).all() and not (batch['obs'][5:] == 7.0).all(dim=1).any()
     expert_obs = load_demos('demos.npz').columns['obs']

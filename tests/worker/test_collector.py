@@ -1,11 +1,12 @@
 """Collectors through the real env manager, with a stub policy whose actions are known."""
-from types import SimpleNamespace
+import dataclasses
 
 import torch
 from easydict import EasyDict
 
 from tidal.envs import make_env_manager
 from tidal.policies.base import Policy
+from tidal.policies.modes import EnvLayout
 from tidal.worker.collector import EpisodeCollector, SampleCollector
 
 
@@ -14,6 +15,7 @@ class ConstantPolicy(Policy):
 
     def __init__(self, unroll_len: int = 1) -> None:  # no model: only the collect mode is exercised
         self._cfg = EasyDict(collect=dict(unroll_len=unroll_len))
+        self._enable_field = ('collect', )
         self.resets = []
 
     def _forward_collect(self, obs, **kwargs):
@@ -24,12 +26,6 @@ class ConstantPolicy(Policy):
 
     def _reset_collect(self, env_ids=None):
         self.resets.append(env_ids)
-
-    @property
-    def collect_mode(self) -> SimpleNamespace:
-        return SimpleNamespace(forward=self._forward_collect, random_action=self._random_action,
-                               process_transition=self._process_transition,
-                               get_train_sample=self._get_train_sample, reset=self._reset_collect, cfg=self._cfg)
 
 
 def make_collector(counter_env, cls=SampleCollector, num_envs=1, unroll_len=1, **env_kwargs):
@@ -96,7 +92,7 @@ def test_timestep_marks_the_first_transition_of_each_episode(counter_env):
         return {'obs': obs}
 
     collector, _ = make_collector(counter_env, num_envs=1, terminate_at=2)
-    collector.policy.process_transition = record
+    collector.policy = dataclasses.replace(collector.policy, process_transition=record)
     collector.collect(5)
     assert seen == [[True], [False], [True], [False], [True]]
 
@@ -113,10 +109,14 @@ def test_episode_collector_returns_whole_episodes_in_order(counter_env):
 def test_policy_get_train_sample_shapes_what_the_collector_returns(counter_env):
     collector, _ = make_collector(counter_env, num_envs=2)
 
-    def doubled_reward(transitions):
+    layouts = []
+
+    def doubled_reward(transitions, layout):
+        layouts.append(layout)
         return {**transitions, 'reward': transitions['reward'] * 2}
 
-    collector.policy.get_train_sample = doubled_reward
+    collector.policy = dataclasses.replace(collector.policy, get_train_sample=doubled_reward)
     data = collector.collect(4)
     plain, _ = make_collector(counter_env, num_envs=2)
     assert torch.equal(data['reward'], plain.collect(4)['reward'] * 2)
+    assert layouts == [EnvLayout(num_envs=2, steps=2)]  # rows step-major: 2 steps of 2 envs

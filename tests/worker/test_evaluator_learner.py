@@ -35,11 +35,15 @@ def test_evaluator_schedule_and_stop_value(counter_env):
 
 def test_learner_runs_hooks_on_schedule():
     calls = []
-    learner = Learner(SimpleNamespace(forward=lambda batch: {'loss': torch.tensor(batch)}))
+    learner = Learner(SimpleNamespace(forward=lambda batch: {'loss': torch.tensor(batch)},
+                                      monitor_vars=lambda: ['loss']))
     learner.register_hook(lambda lrn, info: calls.append((lrn.train_iter, float(info['loss']))), every=2)
     for value in range(5):
         learner.train(float(value))
     assert calls == [(2, 1.0), (4, 3.0)]
+    assert learner.first_failure() is None
+    learner.train(float('nan'))
+    assert learner.first_failure()[::2] == ('loss', 6)
     with pytest.raises(ValueError, match='>= 1'):
         learner.register_hook(lambda lrn, info: None, every=0)
 

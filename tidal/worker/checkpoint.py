@@ -167,7 +167,9 @@ def _checksum(state: Any, where: str) -> str:
     """sha256 over every tensor's key path, dtype, shape and bytes, in the state's own order."""
     digest = hashlib.sha256()
     for key_path, tensor in _tensors(state, (), where, set()):
-        tensor = tensor.detach().cpu().resolve_conj().resolve_neg().contiguous()
+        tensor = tensor.detach().cpu().resolve_conj().resolve_neg()
+        if not tensor.is_contiguous() or 0 in tensor.stride():  # a broadcast element counts as contiguous
+            tensor = torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
         digest.update(f'{key_path!r}|{tensor.dtype}|{tuple(tensor.shape)}\n'.encode())
         digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
     return digest.hexdigest()
