@@ -184,3 +184,21 @@ def test_envs_that_cannot_be_saved_restart_their_episodes_and_the_resume_says_so
     # row 94 opens a new episode, so no replayed sequence runs on from row 93 as if it were the same one
     assert (columns['step_type'] == StepType.FIRST).nonzero().flatten().tolist() == [0, 40, 80, 94]
     assert not columns['prev_tau'][94].any()
+
+
+def test_sigterm_to_the_cli_ends_with_one_line_and_the_signal_exit_code(tmp_path):
+    import subprocess
+    import sys
+    import time
+    command = [sys.executable, '-m', 'tidal', 'train', 'pendulum_sac', '--max-env-step', '100000', '--no-progress',
+               '--exp-name', 'run', *[arg for item in SHORT for arg in ('--set', item)]]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / 'run' / 'evals.csv').exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM
+    assert err.strip().count('\n') == 0 and err.startswith('tidal: stopped: SIGTERM at env step ')
+    assert 'checkpoint saved; continue with: tidal resume run' in err
+    assert load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')['finished'] is None

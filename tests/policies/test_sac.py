@@ -128,11 +128,11 @@ def test_one_optimizer_step_equals_separate_actor_and_temperature_steps():
     actor_optimizer = torch.optim.Adam(separate.model.actor_parameters(), lr=3e-4)
     alpha_optimizer = torch.optim.Adam(separate._temperature.parameters(), lr=3e-4)
 
-    def separate_steps(policy_loss, log_prob):
+    def separate_steps(policy_loss, log_prob, target_entropy):
         actor_optimizer.zero_grad()
         policy_loss.backward()
         actor_optimizer.step()
-        alpha_loss = separate._temperature.loss(log_prob, separate._target_entropy)
+        alpha_loss = separate._temperature.loss(log_prob, target_entropy)
         alpha_optimizer.zero_grad()
         alpha_loss.backward()
         alpha_optimizer.step()

@@ -169,8 +169,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         _dispatch(args)
     except TidalError as err:
-        print(f'tidal: error: {err}', file=sys.stderr)
-        return 2
+        signum = getattr(err, 'signum', None)  # a run stopped by SIGTERM / SIGINT, checkpointed first
+        print(f"tidal: {'stopped' if signum else 'error'}: {err}", file=sys.stderr)
+        return 128 + signum if signum else 2
     except KeyboardInterrupt:
         print('tidal: interrupted', file=sys.stderr)
         return 130

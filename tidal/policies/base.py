@@ -46,8 +46,6 @@ class Policy:
         device='cpu',
         # (bool) Older spelling of device='cuda'; True wins over device='cpu'.
         cuda=False,
-        # (bool) Whether the policy learns only from data of its current parameters.
-        on_policy=False,
         # (bool) Sample the replay buffer in proportion to priority (prioritized replay).
         priority=False,
         # (bool) Weight each sample's loss by its importance-sampling weight (needs priority).

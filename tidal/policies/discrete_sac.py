@@ -95,8 +95,7 @@ class DiscreteSACPolicy(SACPolicy):
         # 4. temperature loss with the exact expected log-probability (eq. 11), stepped with the policy,
         #    towards a target entropy the actions each state allows can reach
         expected_log_prob = (prob * log_prob).sum(dim=-1)
-        self._target_entropy = self._target_entropy_of(batch['obs'])
-        info = self._step_actor_and_temperature(policy_loss, expected_log_prob)
+        info = self._step_actor_and_temperature(policy_loss, expected_log_prob, self._target_entropy_of(batch['obs']))
 
         # 5. Polyak update of the target critics
         self._target_critic.update(self._target_theta)

@@ -103,7 +103,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         policy_losses = alpha * log_prob - q_new
         monitors = self._policy_monitors(batch, policy_losses)
         policy_loss = policy_losses.mean()
-        monitors.update(self._step_actor_and_temperature(policy_loss, log_prob))
+        monitors.update(self._step_actor_and_temperature(policy_loss, log_prob, self._target_entropy))
         return policy_loss, log_prob, monitors
 
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -123,13 +123,14 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
             info['twin_critic_loss'] = critic_losses[1].detach()
         return info
 
-    def _step_actor_and_temperature(self, policy_loss: torch.Tensor, log_prob: torch.Tensor) -> dict[str, Any]:
+    def _step_actor_and_temperature(self, policy_loss: torch.Tensor, log_prob: torch.Tensor,
+                                    target_entropy: float | torch.Tensor) -> dict[str, Any]:
         """One optimizer step on the policy loss plus, with auto alpha, the temperature loss (eq. 18)
         with `log_prob` = log pi of fresh actions (or the expected log pi)."""
         if not self._temperature.auto:
             optimizer_step(self._optimizer_policy, policy_loss)
             return {}
-        alpha_loss = self._temperature.loss(log_prob, self._target_entropy)
+        alpha_loss = self._temperature.loss(log_prob, target_entropy)
         optimizer_step(self._optimizer_policy, policy_loss + alpha_loss)
         self._temperature.clamp_()
         return {'alpha_loss': alpha_loss.detach()}

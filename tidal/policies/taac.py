@@ -134,7 +134,8 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         # the temperatures exist in every mode: collection samples its switches with the learned one
         learn, device = cfg['learn'], resolve_device(cfg.get('device', 'cpu'), cfg.get('cuda', False))
         self._temperature = Temperature(learn['alpha'], learn['auto_alpha']).to(device)
-        self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha']).to(device)
+        self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha'],
+                                               key='policy.learn.switch_alpha').to(device)
         super().__init__(cfg, *args, **kwargs)
 
     def _model_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
