@@ -89,7 +89,8 @@ class EnvManager:
             step = int(self._running_length.max()) + 1
             raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} in step {step} of "
                            f"its episode: {_one_line(err)}") from err
-        self._check_finite(reward, obs, self._next_obs(obs, info))
+        next_obs = self._next_obs(obs, info)
+        self._check_finite(reward, obs, next_obs)
         done = terminated | truncated
         self._running_return += reward
         self._running_length += 1
@@ -97,7 +98,7 @@ class EnvManager:
         episode_length = np.where(done, self._running_length, 0)
         self._running_return[done] = 0.0
         self._running_length[done] = 0
-        return Step(obs=obs, next_obs=self._next_obs(obs, info), reward=reward.astype(np.float32),
+        return Step(obs=obs, next_obs=next_obs, reward=reward.astype(np.float32),
                     terminated=terminated, truncated=truncated, episode_return=episode_return,
                     episode_length=episode_length, info=info)
 
@@ -105,6 +106,8 @@ class EnvManager:
         """A NaN or inf from an env would poison every update that samples it: stop at the source."""
         for what, values in (('reward', reward), *(('observation', obs) for obs in observations)):
             for leaf in _float_leaves(values):
+                if np.isfinite(leaf).all():  # the common case, checked in one pass
+                    continue
                 finite = np.isfinite(leaf.reshape(self.num_envs, -1)).all(axis=1)
                 if not finite.all():
                     index = int(np.flatnonzero(~finite)[0])
@@ -205,7 +208,7 @@ def _float_leaves(tree: Any) -> list[np.ndarray]:
     if isinstance(tree, tuple):
         return [leaf for value in tree for leaf in _float_leaves(value)]
     array = np.asarray(tree)
-    return [array] if np.issubdtype(array.dtype, np.floating) else []
+    return [array] if array.dtype.kind == 'f' else []
 
 
 def _one_line(err: BaseException) -> str:
