@@ -76,9 +76,12 @@ class RunLogger:
 
     def summary(self, values: Mapping[str, Any]) -> None:
         tmp = self.run_dir / '.summary.json.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(dict(values), f, indent=2)
-        os.replace(tmp, self.run_dir / 'summary.json')
+        try:
+            with open(tmp, 'w') as f:
+                json.dump(dict(values), f, indent=2)
+            os.replace(tmp, self.run_dir / 'summary.json')
+        finally:
+            tmp.unlink(missing_ok=True)  # gone after the rename; left only by a failed write
 
     def close(self) -> None:
         self._writer.close()
