@@ -1,0 +1,49 @@
+"""A run folder that cannot be written ends the run with one line and leaves no temporary file."""
+from __future__ import annotations
+
+import errno
+
+import pytest
+import torch
+
+from tidal import serial_pipeline
+from tidal.entry.run import RunFolderError
+from tidal.errors import CheckpointError, TidalError
+from tidal.worker.logger import RunLogger
+
+SHORT = ['policy.random_collect_size=20', 'policy.learn.batch_size=8', 'env.n_evaluator_episode=1',
+         'policy.model.actor_hidden_sizes=[8]', 'policy.model.critic_hidden_sizes=[8]', 'env.stop_value=null']
+
+
+def train(tmp_path, name='run'):
+    return serial_pipeline('pendulum_sac', max_env_step=60, progress=False,
+                           overrides=[*SHORT, f'exp_name={tmp_path / name}'])
+
+
+def test_full_disk_while_logging_is_one_line_naming_the_run_folder(tmp_path, monkeypatch):
+    def no_space(self, row):
+        raise OSError(errno.ENOSPC, 'No space left on device', str(self.run_dir / 'evals.csv'))
+    monkeypatch.setattr(RunLogger, 'evaluation', no_space)
+    with pytest.raises(RunFolderError) as caught:
+        train(tmp_path)
+    assert str(caught.value) == (f"cannot write to the run folder '{tmp_path / 'run'}': No space left on device "
+                                 f"('{tmp_path / 'run' / 'evals.csv'}')")
+    assert not list((tmp_path / 'run').rglob('*.tmp'))
+
+
+def test_full_disk_while_checkpointing_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def no_space(*args, **kwargs):
+        raise OSError(errno.ENOSPC, 'No space left on device')
+    monkeypatch.setattr(torch, 'save', no_space)
+    with pytest.raises(CheckpointError, match=r"cannot write checkpoint '.*latest.pt': No space left on device"):
+        train(tmp_path)
+    assert not list((tmp_path / 'run').rglob('*.tmp'))
+
+
+def test_read_only_run_folder_is_one_line_and_removes_the_new_folder(tmp_path, monkeypatch):
+    def read_only(self, run_dir, resume_from=None):
+        raise OSError(errno.EROFS, 'Read-only file system', str(run_dir))
+    monkeypatch.setattr(RunLogger, '__init__', read_only)
+    with pytest.raises(TidalError, match=f"cannot write the run folder '{tmp_path / 'run'}': Read-only file system"):
+        train(tmp_path)
+    assert not (tmp_path / 'run').exists()
