@@ -30,11 +30,6 @@ def check_consistency(cfg: Mapping) -> None:
         value = _get(cfg, path)
         if value is not None and buffer_size is not None and value > buffer_size:
             raise ConfigError(f'{path}={value} is larger than {_BUFFER}={buffer_size}: {what}')
-    learn = _get(cfg, 'policy.learn') or {}
-    if learn.get('auto_alpha') and learn.get('alpha') == 0 and learn.get('log_space', True):
-        raise ConfigError('policy.learn.alpha=0 with policy.learn.auto_alpha=True: alpha is tuned in log '
-                          'space from log(alpha), so it must start > 0; set auto_alpha=False to keep alpha '
-                          'fixed at 0')
 
 
 def transition_bytes(obs_shape: Any, action_shape: Any, discrete: bool) -> int:
