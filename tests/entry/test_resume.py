@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import signal
 
 import gymnasium
@@ -121,11 +122,32 @@ def test_resuming_an_ended_run_says_so_and_changes_nothing(tmp_path, capsys):
     assert {path: path.read_bytes() for path in run.rglob('*') if path.is_file()} == before
 
 
-def test_run_folder_without_a_checkpoint_says_how_to_start_again(tmp_path):
-    run = tmp_path / 'empty'
-    run.mkdir()
-    (run / 'config.yaml').write_text('main_config: {}\n')
-    with pytest.raises(CheckpointError, match="has no checkpoint yet: it stopped before its first one"):
+def test_a_run_killed_before_its_first_checkpoint_starts_again_from_the_beginning(tmp_path, monkeypatch, capsys):
+    train(tmp_path, 'whole', steps=120)
+
+    def killed_while_starting(self, *args, **kwargs):
+        raise Crash
+    monkeypatch.setattr('tidal.entry.run.Run.__init__', killed_while_starting)
+    monkeypatch.setattr('tidal.entry.setup.shutil.rmtree', lambda *args, **kwargs: None)  # as after a kill
+    with pytest.raises(Crash):
+        train(tmp_path, 'early', steps=120)
+    monkeypatch.undo()
+    run = tmp_path / 'early'
+    assert (run / 'config.yaml').is_file() and not (run / 'ckpt').exists()
+    (run / 'log.txt').write_text('written by the killed process\n')
+    capsys.readouterr()
+    resume(run, progress=False)
+    assert 'stopped before its first checkpoint; it starts again from the beginning' in capsys.readouterr().out
+    assert_same_run(tmp_path / 'whole', run)
+    assert 'written by the killed process' not in (run / 'log.txt').read_text()
+
+
+def test_run_folder_without_a_checkpoint_or_budget_says_how_to_start_again(tmp_path):
+    train(tmp_path, 'done', steps=60)
+    run = tmp_path / 'done'
+    shutil.rmtree(run / 'ckpt')
+    (run / 'summary.json').unlink()
+    with pytest.raises(CheckpointError, match="has no checkpoint and no budget in its summary.json; start it again"):
         resume(run, progress=False)
 
 

@@ -1,7 +1,9 @@
 """Choosing the data feed a policy needs, for `tidal train` and `tidal resume`."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -45,16 +47,33 @@ def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy
     config_path = run_dir / 'config.yaml'
     if not config_path.is_file():
         raise TidalError(f"'{run_dir}' is not a tidal run folder (it has no config.yaml)")
+    main_config, create_config = read_config(str(config_path))
+    cfg = load_config((main_config, create_config))  # the saved config holds the run's seed
     latest = run_dir / 'ckpt' / 'latest.pt'
     if not latest.is_file():
-        raise CheckpointError(f"run '{run_dir}' has no checkpoint yet: it stopped before its first one "
-                              f"(written at the start); start it again with tidal train {config_path}")
+        return _start_again(cfg, run_dir, progress)
     state = load_checkpoint(latest)
     if state.get('finished'):
         print(f"tidal: run '{run_dir}' already ended ({state['finished']}); nothing to resume", flush=True)
         return None
-    main_config, create_config = read_config(str(config_path))
-    cfg = load_config((main_config, create_config))  # the saved config holds the run's seed
     run = Run(cfg, run_dir, feed_factory(cfg), state['max_env_step'], state['max_train_iter'], progress,
               resume_state=state)
     return run.train()
+
+
+def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> Policy:
+    """A run killed while it started, before its first checkpoint: run it again from the beginning,
+    which with the same config and seed is the run it would have been."""
+    try:
+        budget = json.loads((run_dir / 'summary.json').read_text())
+        max_env_step, max_train_iter = budget['max_env_step'], budget['max_train_iter']
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"run '{run_dir}' has no checkpoint and no budget in its summary.json; start it "
+                              f"again with tidal train {run_dir / 'config.yaml'}") from err
+    print(f"tidal: run '{run_dir}' stopped before its first checkpoint; it starts again from the beginning",
+          flush=True)
+    for partial in ('log.txt', 'evals.csv', 'curve.png'):
+        (run_dir / partial).unlink(missing_ok=True)
+    shutil.rmtree(run_dir / 'log', ignore_errors=True)
+    shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
+    return Run(cfg, run_dir, feed_factory(cfg), max_env_step, max_train_iter, progress).train()

@@ -192,8 +192,9 @@ class Run:
             warm = self.feed.warmed_up()
             try:
                 self.feed.step(self._env_budget())
-            except NonFiniteError:
-                self._check_finite()  # a NaN action or env value usually follows a NaN update: name that first
+            except Exception:
+                # a NaN action, env value or sampling error usually follows a NaN update: name that first
+                self._check_finite()
                 raise
             self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
             bar.update(self.collector.env_step - bar.n)
@@ -272,16 +273,16 @@ class Run:
 
     def _close(self, outcome: str) -> None:
         """Write the summary, release the envs and say in one line how the run ended."""
-        try:
-            self._write_summary(outcome)
-            self.logger.info(f'run ended: {outcome}')
-            self.logger.close()
-        except (OSError, ValueError):
-            pass
+        for finish in (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
+                       self.logger.close):
+            try:
+                finish()
+            except (OSError, ValueError):  # a full or read-only folder: the run's error already says so
+                pass
         self.collector.env.close()
         self.evaluator.env.close()
         last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
-        best = 'none' if self.last_return is None else f'{self.best_return:.2f}'
+        best = 'none' if self.best_return == -float('inf') else f'{self.best_return:.2f}'
         print(f'tidal: run ended ({outcome}) at env step {self.collector.env_step}; eval return best {best}, last {last}; '
               f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
               flush=True)
@@ -295,7 +296,8 @@ class Run:
             env_step=self.collector.env_step, train_iter=self.learner.train_iter, wall_time=wall,
             env_steps_per_s=self.collector.env_step / wall if wall else 0.0,
             updates_per_s=self.learner.train_iter / wall if wall else 0.0,
-            best_return=self.best_return, last_return=self.last_return, outcome=outcome))
+            best_return=self.best_return, last_return=self.last_return, outcome=outcome,
+            max_env_step=self.max_env_step, max_train_iter=self.max_train_iter))
 
 
 def signal_restore(handlers: dict[int, Any]) -> None:

@@ -17,6 +17,7 @@ from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.errors import ConfigError, TidalError
 from tidal.policies.base import Policy
 from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
+from tidal.worker.logger import write_summary
 
 ConfigInput = Union[str, os.PathLike, tuple]
 
@@ -88,8 +89,10 @@ def start_run(feed_factory: Callable[..., Any], cfg: EasyDict, max_env_step: Opt
     except OSError as err:
         raise TidalError(f"cannot create the run folder '{cfg.exp_name}' (exp_name): {err.strerror or err}") from err
     try:
-        run = Run(cfg, run_dir, feed_factory, max_env_step, max_train_iter, progress)
+        # the config and the budget come first: a run killed before its first checkpoint can start again
         save_config(cfg, run_dir / 'config.yaml')
+        write_summary(run_dir, {'outcome': 'starting', 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
+        run = Run(cfg, run_dir, feed_factory, max_env_step, max_train_iter, progress)
     except OSError as err:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise TidalError(f"cannot write the run folder '{run_dir}': {err.strerror or err}") from err

@@ -75,17 +75,29 @@ class RunLogger:
         return {'env_step': env_step, 'text_bytes': _size(self._text_path), 'evals_bytes': _size(self._evals_path)}
 
     def summary(self, values: Mapping[str, Any]) -> None:
-        tmp = self.run_dir / '.summary.json.tmp'
-        try:
-            with open(tmp, 'w') as f:
-                json.dump(dict(values), f, indent=2)
-            os.replace(tmp, self.run_dir / 'summary.json')
-        finally:
-            tmp.unlink(missing_ok=True)  # gone after the rename; left only by a failed write
+        write_summary(self.run_dir, values)
 
     def close(self) -> None:
-        self._writer.close()
         self._text.close()
+        try:
+            self._writer.close()
+        except OSError:
+            # a full disk or read-only folder: the events cannot be written any more. Mark the event
+            # files closed, or tensorboardX retries at interpreter exit and prints a traceback.
+            for file_writer in self._writer.all_writers.values():
+                file_writer.event_writer._closed = True
+            raise
+
+
+def write_summary(run_dir: str | os.PathLike, values: Mapping[str, Any]) -> None:
+    """`summary.json`, written atomically: a run's budget from its start, its outcome at its end."""
+    tmp = Path(run_dir) / '.summary.json.tmp'
+    try:
+        with open(tmp, 'w') as f:
+            json.dump(dict(values), f, indent=2)
+        os.replace(tmp, Path(run_dir) / 'summary.json')
+    finally:
+        tmp.unlink(missing_ok=True)  # gone after the rename; left only by a failed write
 
 
 def _size(path: Path) -> int:
