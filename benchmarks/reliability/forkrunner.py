@@ -26,11 +26,13 @@ import time
 
 
 def preload() -> None:
-    """Import what every tidal run imports, so that each forked case starts warm."""
+    """Import what every tidal run imports, so that each forked case starts warm.
+
+    `torch._dynamo` is imported by the first `torch.optim.Adam(...)` of a process (1.3 s here)."""
     import importlib
-    for name in ('numpy', 'torch', 'gymnasium', 'gymnasium.envs.classic_control', 'yaml', 'easydict', 'tqdm',
-                 'tensorboardX', 'matplotlib', 'tidal', 'tidal.entry.cli', 'tidal.entry.pipelines',
-                 'tidal.entry.evaluate'):
+    for name in ('numpy', 'torch', 'torch._dynamo', 'gymnasium', 'gymnasium.envs.classic_control', 'yaml',
+                 'easydict', 'tqdm', 'tensorboardX', 'matplotlib', 'tidal', 'tidal.entry.cli',
+                 'tidal.entry.pipelines', 'tidal.entry.evaluate'):
         try:
             importlib.import_module(name)
         except Exception:  # a module the tested tree does not have: the case imports what it needs

@@ -90,7 +90,7 @@ class Policy:
                 # (int > 0) Transitions the replay buffer holds before the oldest are overwritten; refused
                 # if they cannot fit in the memory available.
                 replay_buffer_size=1_000_000,
-                # (float >= 0) Prioritized replay: priority exponent (0 = uniform).
+                # (float in [0, 1]) Prioritized replay: priority exponent (0 = uniform, 1 = fully by priority).
                 alpha=0.6,
                 # (float in [0, 1]) Prioritized replay: initial importance-sampling exponent.
                 beta=0.4,
