@@ -470,6 +470,8 @@ def kind_of(declared: str, value: Any) -> str:
 
 def numeric_expectation(key: str, kind: str, value: Any, label: str, defaults: dict[str, Any]) -> tuple[bool, str]:
     """Whether `value` (already parsed as tidal's `--set` would) is expected to be refused, and why."""
+    if key in ('policy.model.obs_shape', 'policy.model.action_shape') and value == [defaults.get(key)]:
+        return False, 'valid'  # a one-dimensional shape written as a list is the same shape
     if isinstance(value, (str, list)) or isinstance(value, bool):
         return True, 'type'
     if kind == 'int' and isinstance(value, float) and not value.is_integer():
@@ -740,7 +742,7 @@ def event_points(run_dir: Path, reference: Optional[set] = None) -> dict[str, An
         from tensorboardX.proto import event_pb2
     except Exception:
         event_pb2 = None
-    for path in files:
+    for path in files:  # named by creation time, so in the order they were written
         data = path.read_bytes()
         i = 0
         while event_pb2 is not None and i + 12 <= len(data):
@@ -752,6 +754,9 @@ def event_points(run_dir: Path, reference: Optional[set] = None) -> dict[str, An
                 event.ParseFromString(data[i + 12:i + 12 + length])
             except Exception:
                 break
+            if event.HasField('session_log') and event.session_log.status == event.session_log.START:
+                # a resumed writer's purge_step: TensorBoard drops the earlier points from this step on
+                points = [point for point in points if point[1] < event.step]
             for value in event.summary.value:
                 points.append((value.tag, int(event.step)))
             i += 12 + length + 4
