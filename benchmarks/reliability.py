@@ -721,6 +721,12 @@ def kill_train_argv() -> list[str]:
     return argv
 
 
+def continue_argv(run_dir: Path) -> list[str]:
+    """How a user carries on after a kill: `tidal resume` the run folder, or, when the process was killed
+    before it made one (still starting Python), `tidal train` again."""
+    return ['resume', 'ref', '--no-progress'] if run_dir.is_dir() else kill_train_argv()
+
+
 def read_evals(run_dir: Path) -> list[dict[str, str]]:
     path = run_dir / 'evals.csv'
     if not path.is_file():
@@ -830,12 +836,12 @@ def category_kill(runner: Runner, args: argparse.Namespace, clean: Cleaner) -> d
             row['ckpt_at_kill'].append((run_dir / 'ckpt' / 'latest.pt').is_file())
             last = j == len(kills) - 1
             if not last:
-                proc = runner.start([sys.executable, '-m', 'tidal', 'resume', 'ref', '--no-progress'], case,
-                                    tag=f'_r{j}')
+                proc = runner.start([sys.executable, '-m', 'tidal', *continue_argv(run_dir)], case, tag=f'_r{j}')
                 row['killed'].append(run_for(proc, kills[j + 1]))
                 resumes.append(dict(rc=proc.returncode, killed=row['killed'][-1],
                                     message=clean(last_line(read_text(case / f'stderr_r{j}.txt')))))
-        res = runner.tidal(['resume', 'ref', '--no-progress'], case, timeout=max(300, 6 * ref_wall))
+        row['no_run_folder'] = not run_dir.is_dir()
+        res = runner.tidal(continue_argv(run_dir), case, timeout=max(300, 6 * ref_wall))
         row.update(resume_outcome=res.outcome, resume_rc=res.rc, resume_seconds=res.seconds,
                    resume_message=clean(res.last_err_line()), resume_last_stdout=clean(res.last_out_line()),
                    intermediate_resumes=resumes)
@@ -864,6 +870,7 @@ def category_kill(runner: Runner, args: argparse.Namespace, clean: Cleaner) -> d
         c['cases'] += 1
         c['killed'] += bool(row['killed'][0])
         c['killed_twice'] += len(row['killed']) > 1 and all(row['killed'])
+        c['killed_before_run_folder'] += bool(row.get('no_run_folder'))
         ok = row['resume_outcome'] == 'accepted'
         c['resumed_ok'] += ok
         c['failed_resumes'] += not ok
@@ -877,7 +884,7 @@ def category_kill(runner: Runner, args: argparse.Namespace, clean: Cleaner) -> d
         c['empty_event_files'] += events.get('empty_files', 0)
         c['cases_with_duplicated_tb_points'] += events.get('duplicated_points', 0) > 0
         c['cases_with_missing_tb_points'] += events.get('missing_points', 0) > 0
-    order = ('cases', 'killed', 'killed_twice', 'resumed_ok', 'bit_identical_weights', 'identical_eval_rows',
+    order = ('cases', 'killed', 'killed_twice', 'killed_before_run_folder', 'resumed_ok', 'bit_identical_weights', 'identical_eval_rows',
              'cases_with_duplicated_eval_rows', 'duplicated_eval_rows', 'empty_event_files',
              'cases_with_duplicated_tb_points', 'cases_with_missing_tb_points', 'failed_resumes',
              'failed_resume_clean_error',

@@ -15,7 +15,7 @@ from tidal import serial_pipeline
 from tidal.entry.pipelines import resume
 from tidal.entry.replay_feed import ReplayFeed
 from tidal.entry.run import RunInterrupted
-from tidal.errors import CheckpointError
+from tidal.errors import CheckpointError, TidalError
 from tidal.rl_utils import StepType
 from tidal.worker.checkpoint import load_checkpoint
 
@@ -224,3 +224,8 @@ def test_sigterm_to_the_cli_ends_with_one_line_and_the_signal_exit_code(tmp_path
     assert err.strip().count('\n') == 0 and err.startswith('tidal: stopped: SIGTERM at env step ')
     assert 'checkpoint saved; continue with: tidal resume run' in err
     assert load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')['finished'] is None
+
+
+def test_resuming_a_folder_that_does_not_exist_says_so(tmp_path):
+    with pytest.raises(TidalError, match=f"run folder '{tmp_path / 'nowhere'}' does not exist"):
+        resume(tmp_path / 'nowhere', progress=False)

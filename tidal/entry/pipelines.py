@@ -45,6 +45,9 @@ def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy
     """
     run_dir = Path(run_dir)
     config_path = run_dir / 'config.yaml'
+    if not run_dir.is_dir():
+        raise TidalError(f"run folder '{run_dir}' does not exist (a run stopped before it made its folder "
+                         f"has nothing to resume: start it with tidal train)")
     if not config_path.is_file():
         raise TidalError(f"'{run_dir}' is not a tidal run folder (it has no config.yaml)")
     main_config, create_config = read_config(str(config_path))
