@@ -192,9 +192,11 @@ class Run:
             warm = self.feed.warmed_up()
             try:
                 self.feed.step(self._env_budget())
-            except Exception:
+            except Exception as err:
                 # a NaN action, env value or sampling error usually follows a NaN update: name that first
                 self._check_finite()
+                if isinstance(err, NonFiniteError):
+                    raise NonFiniteError(f'{err}; {self._last_good()}') from err
                 raise
             self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
             bar.update(self.collector.env_step - bar.n)
