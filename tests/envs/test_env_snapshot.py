@@ -60,33 +60,31 @@ EXACT_ENVS = [('Pendulum-v1', 190, 20), ('CartPole-v1', 10, 60),
               ('MountainCarContinuous-v0', 990, 20), ('Acrobot-v1', 490, 20)]
 
 
-@pytest.mark.parametrize('env_id, before, after', EXACT_ENVS)
-def test_restored_envs_continue_mid_episode_bit_identically(env_id, before, after, tmp_path):
+def interrupt_and_restore(env_id, before, after, tmp_path, manager_type='base'):
+    """(snapshot, trace of the restored envs, trace of the uninterrupted ones) around a snapshot taken
+    after `before` steps; the restored manager was reset with another seed first."""
     make = GymEnv({'env_id': env_id}).make
-    with make_env_manager(make, 'base', 2) as manager:
+    with make_env_manager(make, manager_type, 2) as manager:
         manager.reset(seed=0)
         run(manager, before)
         snapshot = through_checkpoint(manager.snapshot(), tmp_path)
         uninterrupted = run(manager, after)
-    with make_env_manager(make, 'base', 2) as resumed:
+    with make_env_manager(make, manager_type, 2) as resumed:
         resumed.reset(seed=123)
         assert resumed.restore(snapshot) is True
-        assert_same_trace(run(resumed, after), uninterrupted)
+        return snapshot, run(resumed, after), uninterrupted
+
+
+@pytest.mark.parametrize('env_id, before, after', EXACT_ENVS)
+def test_restored_envs_continue_mid_episode_bit_identically(env_id, before, after, tmp_path):
+    snapshot, trace, uninterrupted = interrupt_and_restore(env_id, before, after, tmp_path)
+    assert_same_trace(trace, uninterrupted)
     assert snapshot['reason'] == ''
     assert any(step['terminated'].any() or step['truncated'].any() for step in uninterrupted)
 
 
 def test_time_limit_truncation_and_autoreset_after_restore_match_the_uninterrupted_run(tmp_path):
-    make = GymEnv({'env_id': 'Pendulum-v1'}).make
-    with make_env_manager(make, 'base', 2) as manager:
-        manager.reset(seed=0)
-        run(manager, 190)
-        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
-        uninterrupted = run(manager, 20)
-    with make_env_manager(make, 'base', 2) as resumed:
-        resumed.reset(seed=7)
-        resumed.restore(snapshot)
-        trace = run(resumed, 20)
+    _, trace, uninterrupted = interrupt_and_restore('Pendulum-v1', 190, 20, tmp_path)
     truncated_at = [k for k, step in enumerate(trace) if step['truncated'].any()]
     assert truncated_at == [9]  # the 200th step of both episodes
     assert trace[9]['episode_length'].tolist() == [200, 200]
@@ -95,16 +93,8 @@ def test_time_limit_truncation_and_autoreset_after_restore_match_the_uninterrupt
 
 
 def test_subprocess_envs_restore_exactly(tmp_path):
-    make = GymEnv({'env_id': 'Pendulum-v1'}).make
-    with make_env_manager(make, 'subprocess', 2) as manager:
-        manager.reset(seed=0)
-        run(manager, 195)
-        snapshot = through_checkpoint(manager.snapshot(), tmp_path)
-        uninterrupted = run(manager, 10)
-    with make_env_manager(make, 'subprocess', 2) as resumed:
-        resumed.reset(seed=1)
-        assert resumed.restore(snapshot) is True
-        assert_same_trace(run(resumed, 10), uninterrupted)
+    _, trace, uninterrupted = interrupt_and_restore('Pendulum-v1', 195, 10, tmp_path, 'subprocess')
+    assert_same_trace(trace, uninterrupted)
 
 
 @pytest.mark.parametrize('manager_type', ['base', 'subprocess'])
