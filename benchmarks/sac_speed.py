@@ -43,8 +43,17 @@ def minimal_job(args: argparse.Namespace, seed: int, flush_denormal: bool = Fals
     return Job(name.replace('_', ' '), cmd, run_dir)
 
 
+def kept_runs(args: argparse.Namespace, lib: str, jobs: dict[int, Job]) -> list[dict]:
+    """A library's runs: from their folders, or, for runs that `--skip-minimal` kept but whose folders
+    are gone (run folders are not committed), from the previous results.json."""
+    if lib == 'minimal' and not all((jobs[seed].run_dir / 'summary.json').exists() for seed in args.seeds):
+        previous = json.loads((args.out / 'results.json').read_text())['runs'][lib]
+        return [previous[str(seed)] for seed in args.seeds]
+    return [read_run(jobs[seed].run_dir) for seed in args.seeds]
+
+
 def report(args: argparse.Namespace, jobs: dict[str, dict[int, Job]]) -> str:
-    runs = {lib: [read_run(jobs[lib][seed].run_dir) for seed in args.seeds] for lib in LIBRARIES}
+    runs = {lib: kept_runs(args, lib, jobs[lib]) for lib in LIBRARIES}
     marks = milestones(args.steps)
     rows = {LIBRARIES[lib]: library_row(runs[lib], marks) for lib in LIBRARIES}
     wall_ratio = {seed: t['summary']['wall_time'] / s['summary']['wall_time']
@@ -83,7 +92,7 @@ def _flush_line(args: argparse.Namespace) -> list[str]:
     """The minimal loop with subnormals flushed, run to fill the last pair when the seed count is odd."""
     seed = args.seeds[0]
     flushed = args.out / 'runs' / f'minimal_flush_seed{seed}'
-    if not (flushed / 'summary.json').exists():
+    if not (flushed / 'summary.json').exists() or not (args.out / 'runs' / f'minimal_seed{seed}').exists():
         return []
     plain = read_run(args.out / 'runs' / f'minimal_seed{seed}')['summary']['updates_per_s']
     fast = read_run(flushed)['summary']['updates_per_s']
