@@ -45,18 +45,20 @@ def test_discrete_sac_learn_step_with_action_mask():
     assert info['priority'].shape == (16,)
 
 
-def test_discrete_soft_value_target_is_exact_expectation():
+@pytest.mark.parametrize('alpha', [0.5, 0.0])  # 0: no entropy bonus, the plain expectation of Q'
+def test_discrete_soft_value_target_is_exact_expectation(alpha):
     """With alpha fixed and one critic, the target is sum_a pi(a|s') (Q'(s',a) - alpha log pi(a|s'))."""
     torch.manual_seed(0)
-    policy = make_policy(auto_alpha=False, alpha=0.5)
+    policy = make_policy(auto_alpha=False, alpha=alpha)
     obs = torch.randn(8, 4)
     with torch.no_grad():
         log_pi = policy.model.actor(obs).log_softmax(-1)
         q = policy._target_critic(obs).min(dim=0).values
-        expected = (log_pi.exp() * (q - 0.5 * log_pi)).sum(-1)
+        expected = (log_pi.exp() * (q - alpha * log_pi)).sum(-1)
     batch = dict(obs=obs, next_obs=obs, action=torch.zeros(8, dtype=torch.long), reward=torch.zeros(8),
                  terminated=torch.zeros(8, dtype=torch.bool))
     info = policy.learn_mode.forward(batch)
+    assert float(info['alpha']) == alpha and 'alpha_loss' not in info
     assert float(info['target_q_value']) == pytest.approx(expected.mean().item(), rel=1e-5)
 
 
@@ -125,20 +127,3 @@ def test_configured_target_entropy_applies_to_masked_states_as_given():
     info = policy.learn_mode.forward(masked_batch([2, 1]))
     expected = -math.log(0.2) * ((-math.log(2) + 0.5) + (0.0 + 0.5)) / 2
     assert float(info['alpha_loss']) == pytest.approx(expected, rel=1e-5)
-
-
-# ----- no entropy bonus ------------------------------------------------------------------------
-
-def test_fixed_alpha_zero_builds_and_its_target_has_no_entropy_term():
-    """alpha = 0: the soft value of s' is the plain expectation sum_a pi(a|s') Q'(s', a)."""
-    torch.manual_seed(0)
-    policy = make_policy(auto_alpha=False, alpha=0.0)
-    obs = torch.randn(8, 4)
-    with torch.no_grad():
-        pi = policy.model.actor(obs).softmax(-1)
-        expected = (pi * policy._target_critic(obs).min(dim=0).values).sum(-1)
-    batch = dict(obs=obs, next_obs=obs, action=torch.zeros(8, dtype=torch.long), reward=torch.zeros(8),
-                 terminated=torch.zeros(8, dtype=torch.bool))
-    info = policy.learn_mode.forward(batch)
-    assert float(info['alpha']) == 0.0 and 'alpha_loss' not in info
-    assert float(info['target_q_value']) == pytest.approx(expected.mean().item(), rel=1e-5)
