@@ -39,6 +39,14 @@ def probe_env(cfg: dict, args: ModelArgs, policy_cls: type, env_cls: Callable[..
         elif _as_tuple(model_cfg[key]) != _as_tuple(reported):
             raise ConfigError(f"config key 'policy.model.{key}' is {model_cfg[key]!r} but env "
                               f"'{env_name(cfg['env'])}' has {reported!r}; leave the key out to take the env's")
+    env_space = info.get('action_space')
+    if env_space is not None and args.accepted is not None and args.accepts('action_space'):
+        # a model that serves both kinds of action space (PPO's) is told which one this env has
+        if model_cfg.get('action_space') is None:
+            model_cfg['action_space'] = env_space
+        elif model_cfg['action_space'] != env_space:
+            raise ConfigError(f"config key 'policy.model.action_space' is {model_cfg['action_space']!r} but env "
+                              f"'{env_name(cfg['env'])}' has {env_space!r} actions; leave the key out to take the env's")
     return info
 
 

@@ -10,7 +10,9 @@ from typing import Iterable, Optional
 from easydict import EasyDict
 
 from tidal.config import read_config
+from tidal.entry.ppg_feed import AuxPhaseFeed
 from tidal.entry.replay_feed import ReplayFeed
+from tidal.entry.rollout_feed import RolloutFeed
 from tidal.entry.run import FeedFactory, Run
 from tidal.entry.setup import ConfigInput, load_config, start_run
 from tidal.entry.sqil_pipeline import SQILFeed
@@ -19,12 +21,18 @@ from tidal.policies.base import Policy
 from tidal.registry import POLICY_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint
 
-FEEDS: dict[str, FeedFactory] = {'off_policy': ReplayFeed, 'sqil': SQILFeed}
+FEEDS: dict[str, FeedFactory] = {'off_policy': ReplayFeed, 'sqil': SQILFeed, 'on_policy': RolloutFeed,
+                                 'ppg': AuxPhaseFeed}
+ON_POLICY = ('on_policy', 'ppg')  # the pipelines that learn from fresh rollouts only
+
+
+def pipeline_name(cfg: EasyDict) -> str:
+    return getattr(POLICY_REGISTRY.get(cfg.policy.type), 'pipeline', 'off_policy')
 
 
 def feed_factory(cfg: EasyDict) -> FeedFactory:
     """The data feed named by the policy's `pipeline` attribute."""
-    name = getattr(POLICY_REGISTRY.get(cfg.policy.type), 'pipeline', 'off_policy')
+    name = pipeline_name(cfg)
     if name not in FEEDS:
         raise TidalError(f"policy '{cfg.policy.type}' asks for pipeline '{name}', which tidal does not have "
                          f"(known: {', '.join(FEEDS)})")

@@ -1,10 +1,12 @@
-"""The off-policy entry point: the run shell driving a replay feed."""
+"""The serial entry points: the run shell driving a replay feed (off-policy) or a rollout feed (on-policy)."""
 from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from tidal.entry.pipelines import ON_POLICY, feed_factory, pipeline_name
 from tidal.entry.replay_feed import ReplayFeed
 from tidal.entry.setup import ConfigInput, load_config, start_run
+from tidal.errors import ConfigError
 from tidal.policies.base import Policy
 
 
@@ -16,3 +18,18 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_
     `seed` overrides the config's `seed` key; without either the run uses seed 0.
     """
     return start_run(ReplayFeed, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)
+
+
+def serial_pipeline_onpolicy(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
+                             max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
+                             progress: bool = True) -> Policy:
+    """Train an on-policy algorithm (PPO, PPG) from a config path, zoo name or (main, create) pair.
+
+    Each step collects `policy.collect.n_sample` env steps and learns from them for
+    `policy.learn.epoch_per_collect` epochs (PPG adds its auxiliary phases); then they are dropped.
+    """
+    cfg = load_config(input_cfg, seed, overrides)
+    if pipeline_name(cfg) not in ON_POLICY:
+        raise ConfigError(f"policy '{cfg.policy.type}' learns off-policy; train it with serial_pipeline "
+                          f"(or tidal train, which picks the pipeline itself)")
+    return start_run(feed_factory(cfg), cfg, max_env_step, max_train_iter, progress)

@@ -1,4 +1,5 @@
 """Network templates; importing this package registers them in MODEL_REGISTRY."""
+from tidal.models.actor_critic import ActorCritic, DisjointPolicyValueNetwork
 from tidal.models.heads import DiscreteHead, GaussianHead
 from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
 from tidal.models.qac import ContinuousQAC, DiscreteQAC
@@ -7,5 +8,6 @@ from tidal.models.taac import TrajectoryCritic, TrajectoryQAC
 from tidal.models.target import TargetNetwork
 from tidal.models.temperature import Temperature
 
-__all__ = ['ContinuousQAC', 'ContinuousQVAC', 'DiscreteHead', 'DiscreteQAC', 'EnsembleLinear', 'EnsembleMLP',
-           'GaussianHead', 'StateValue', 'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']
+__all__ = ['ActorCritic', 'ContinuousQAC', 'ContinuousQVAC', 'DiscreteHead', 'DiscreteQAC',
+           'DisjointPolicyValueNetwork', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead', 'StateValue',
+           'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']

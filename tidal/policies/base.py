@@ -102,7 +102,8 @@ class Policy:
 
     #: 'continuous' or 'discrete': the action space the policy's networks expect (None: any).
     action_space: Optional[str] = None
-    #: The training loop `tidal train` runs for this policy: 'off_policy' or 'sqil' (needs demonstrations).
+    #: The data feed `tidal train` runs for this policy: 'off_policy', 'sqil' (needs demonstrations),
+    #: 'on_policy' (PPO) or 'ppg' (PPO with auxiliary phases).
     pipeline: str = 'off_policy'
 
     @classmethod

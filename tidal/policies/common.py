@@ -29,3 +29,10 @@ def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:
 def sample_weight(batch: dict[str, Any], use_is_weight: bool) -> Optional[torch.Tensor]:
     """Importance-sampling weights of a prioritized batch, if the config asks for them."""
     return batch['weight'] if use_is_weight else None
+
+
+def split_action_mask(obs: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """(observation, action_mask or None) from a plain or dict observation batch."""
+    if isinstance(obs, dict):
+        return obs['observation'], obs.get('action_mask')
+    return obs, None

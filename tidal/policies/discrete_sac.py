@@ -8,22 +8,15 @@ action. Observations may be a dict with 'observation' and 'action_mask' (1 = all
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from tidal.policies.common import bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.common import bootstrap_mask, optimizer_step, sample_weight, split_action_mask
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
-
-
-def split_action_mask(obs: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-    """(observation, action_mask or None) from a plain or dict observation batch."""
-    if isinstance(obs, dict):
-        return obs['observation'], obs.get('action_mask')
-    return obs, None
 
 
 @POLICY_REGISTRY.register('discrete_sac')

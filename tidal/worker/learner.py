@@ -1,7 +1,7 @@
 """Learner: runs the policy's learn mode and calls hooks (logging, checkpoints) on schedule."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import torch
@@ -18,6 +18,14 @@ class _ScheduledHook:
     every: int
 
 
+@dataclass
+class _Phase:
+    guard: FiniteGuard
+    monitored: list[str]
+    updates: int = 0
+    starts: list[tuple[int, int]] = field(default_factory=list)  # (updates before, train_iter) per run of it
+
+
 class Learner:
     """Counts train iterations and runs hooks every N of them.
 
@@ -29,10 +37,13 @@ class Learner:
     def __init__(self, policy: LearnMode, device: Optional[torch.device] = None) -> None:
         self.policy = policy
         self.train_iter = 0
-        self.guard = FiniteGuard(torch.device(device or 'cpu'))
+        self.device = torch.device(device or 'cpu')
+        self.guard = FiniteGuard(self.device)
         self._monitored = policy.monitor_vars()
         self._guard_start = 0  # train_iter when the guard started counting
         self._hooks: list[_ScheduledHook] = []
+        self._phases: dict[str, _Phase] = {}
+        self._phase_info: dict[str, Any] = {}  # the latest values of every auxiliary phase
 
     def register_hook(self, fn: Hook, every: int) -> None:
         if every < 1:
@@ -40,12 +51,27 @@ class Learner:
         self._hooks.append(_ScheduledHook(fn, every))
 
     def train(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """One counted update; hooks see its values with the latest ones of any auxiliary phase."""
         info = self.policy.forward(batch)
         self.guard.observe(info, self._monitored)
         self.train_iter += 1
         for hook in self._hooks:
             if self.train_iter % hook.every == 0:
-                hook.fn(self, info)
+                hook.fn(self, {**self._phase_info, **info})
+        return info
+
+    def train_phase(self, name: str, mode: LearnMode, batch: dict[str, Any]) -> dict[str, Any]:
+        """One update of an auxiliary phase (PPG's): not a train iteration and no hooks, but its values
+        are watched by a guard of its own and logged with the next counted update's."""
+        phase = self._phases.get(name)
+        if phase is None:
+            phase = self._phases[name] = _Phase(FiniteGuard(self.device), mode.monitor_vars())
+        if not phase.starts or phase.starts[-1][1] != self.train_iter:
+            phase.starts.append((phase.updates, self.train_iter))
+        info = mode.forward(batch)
+        phase.guard.observe(info, phase.monitored)
+        phase.updates += 1
+        self._phase_info.update(info)
         return info
 
     def restart_guard_at(self, train_iter: int) -> None:
@@ -53,8 +79,20 @@ class Learner:
         self.train_iter = self._guard_start = train_iter
 
     def first_failure(self) -> Optional[tuple[str, float, int]]:
-        """(monitor key, value, train iteration) of the first non-finite value so far, or None."""
-        return self.guard.first_failure(self._guard_start)
+        """(monitor key, value, train iteration) of the first non-finite value so far, or None.
+
+        A phase's failure is dated by the train iteration its phase ran after."""
+        failures = []
+        main = self.guard.first_failure(self._guard_start)
+        if main is not None:
+            failures.append(main)
+        for phase in self._phases.values():
+            failure = phase.guard.first_failure()
+            if failure is not None:
+                key, value, update = failure  # the guard counts this phase's updates from 1
+                iteration = max(it for first, it in phase.starts if first < update)
+                failures.append((key, value, iteration))
+        return min(failures, key=lambda failure: failure[2]) if failures else None
 
 
 def scalars(info: dict[str, Any], names: list[str]) -> dict[str, float]:

@@ -203,6 +203,10 @@ class ReplayBuffer:
             self._flat_columns[path] = column
             _set_leaf(self._columns, path, column)
 
+    def clear(self) -> None:
+        """Forget every transition; the columns stay allocated for the next ones."""
+        self._cursor = self._size = 0
+
     # reading -------------------------------------------------------------------------------------
 
     def sample(self, batch_size: int) -> dict:

@@ -1,0 +1,128 @@
+"""Running mean/std and VecNormalize-style reward scaling."""
+import io
+
+import numpy as np
+import pytest
+import torch
+from torch.testing import assert_close
+
+from tidal.errors import TidalError
+from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd
+
+
+def save_and_load(state):
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def test_running_moments_after_several_batches_equal_numpys_over_the_concatenation():
+    generator = torch.Generator().manual_seed(0)
+    batches = [torch.randn(size, 3, generator=generator) * 2.0 + 3.0 for size in (5, 1, 17, 64)]
+    rms = RunningMeanStd((3,), 'cpu', epsilon=0.0)  # no prior: the statistics are the samples' own
+    for batch in batches:
+        rms.update(batch)
+    everything = torch.cat(batches).double().numpy()
+    np.testing.assert_allclose(rms.mean.numpy(), everything.mean(axis=0), atol=1e-6)
+    np.testing.assert_allclose(rms.var.numpy(), everything.var(axis=0), atol=1e-6)
+    assert rms.count.item() == 87
+    assert rms.mean.dtype == rms.var.dtype == torch.float64
+
+
+def test_the_default_prior_weighs_almost_nothing():
+    rms = RunningMeanStd((), 'cpu')
+    rms.update(torch.tensor([1.0, 3.0]))
+    # count 2.0001; mean 2 * 2 / 2.0001; var (1e-4 * 1 + 2 * 1 + 2^2 * 1e-4 * 2 / 2.0001) / 2.0001
+    assert rms.count.item() == pytest.approx(2.0001)
+    assert rms.mean.item() == pytest.approx(1.99990000, abs=1e-8)
+    assert rms.var.item() == pytest.approx(1.00019998, abs=1e-8)
+
+
+def test_normalize_centres_scales_and_clips_to_float32():
+    rms = RunningMeanStd((3,), 'cpu', epsilon=0.0)
+    rms.update(torch.tensor([[0.0, 0.0, 0.0], [2.0, 4.0, 6.0]]))  # mean (1, 2, 3), var (1, 4, 9)
+    normalized = rms.normalize(torch.tensor([[100.0, -100.0, 4.5]]), clip=5.0)
+    # (100 - 1) / 1 -> clipped to 5; (-100 - 2) / 2 -> clipped to -5; (4.5 - 3) / 3 = 0.5
+    assert_close(normalized, torch.tensor([[5.0, -5.0, 0.5]]))
+    assert normalized.dtype == torch.float32
+
+
+def test_running_mean_std_state_round_trips_through_torch_save():
+    rms = RunningMeanStd((2,), 'cpu')
+    rms.update(torch.tensor([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0]]))
+    restored = RunningMeanStd((2,), 'cpu')
+    restored.load_state_dict(save_and_load(rms.state_dict()))
+    for key in ('mean', 'var', 'count'):
+        assert torch.equal(getattr(restored, key), getattr(rms, key))
+
+
+def test_state_dict_is_a_copy():
+    rms = RunningMeanStd((2,), 'cpu')
+    state = rms.state_dict()
+    rms.update(torch.ones(4, 2))
+    assert state['mean'].tolist() == [0.0, 0.0]
+
+
+def test_loading_a_state_of_another_shape_names_both_shapes():
+    rms = RunningMeanStd((3,), 'cpu')
+    with pytest.raises(NormalizerError, match=r'shape \(2,\), this one has shape \(3,\)') as error:
+        rms.load_state_dict(RunningMeanStd((2,), 'cpu').state_dict())
+    assert isinstance(error.value, (TidalError, ValueError))
+
+
+def test_update_with_a_batch_of_the_wrong_shape_is_an_error():
+    with pytest.raises(NormalizerError, match=r'shape \(3,\) got a batch of shape \(4, 2\)'):
+        RunningMeanStd((3,), 'cpu').update(torch.zeros(4, 2))
+
+
+def test_reward_scaler_matches_a_hand_computed_two_step_example():
+    scaler = RewardScaler(gamma=0.5, clip=10.0, device='cpu')
+    # step 1: returns = 0 * 0.5 + (1, 2) = (1, 2): batch mean 1.5, var 0.25, n 2, merged into the
+    # prior (count 1e-4, mean 0, var 1): count 2.0001, mean 1.5 * 2 / 2.0001 = 1.49992500,
+    # var (1e-4 * 1 + 2 * 0.25 + 1.5^2 * 1e-4 * 2 / 2.0001) / 2.0001 = 0.25014999
+    # scaled = (1, 2) / sqrt(0.25014999 + 1e-8) = (1.99940028, 3.99880056)
+    scaled = scaler.scale(torch.tensor([1.0, 2.0]), torch.tensor([False, True]))
+    assert_close(scaled, torch.tensor([1.99940028, 3.99880056]))
+    assert scaler.returns.tolist() == [1.0, 0.0]  # env 1's episode ended: its return restarts
+    # step 2: returns = (1 * 0.5 + 2, 0 * 0.5 + 4) = (2.5, 4): batch mean 3.25, var 0.5625, n 2;
+    # delta = 3.25 - 1.49992500 = 1.75007500, count 4.0001,
+    # var (0.25014999 * 2.0001 + 0.5625 * 2 + 1.750075^2 * 2.0001 * 2 / 4.0001) / 4.0001 = 1.17201171
+    # (the four returns' own variance is 1.171875; the prior moves it by 1e-4)
+    # scaled = (2, 4) / sqrt(1.17201171 + 1e-8) = (1.84741310, 3.69482619)
+    scaled = scaler.scale(torch.tensor([2.0, 4.0]), torch.tensor([False, False]))
+    assert_close(scaled, torch.tensor([1.84741310, 3.69482619]))
+    assert scaler.returns.tolist() == [2.5, 4.0]
+    assert scaler.return_rms.var.item() == pytest.approx(1.17201171, abs=1e-8)
+    assert scaled.dtype == torch.float32
+
+
+def test_reward_scaler_clips_and_keeps_the_sign():
+    scaler = RewardScaler(gamma=0.99, clip=1.0, device='cpu')
+    scaler.scale(torch.tensor([0.1, -0.1]), torch.tensor([False, False]))  # returns' std ~0.1
+    assert scaler.scale(torch.tensor([50.0, -50.0]), torch.tensor([False, False])).tolist() == [1.0, -1.0]
+
+
+def test_reward_scaler_refuses_a_different_number_of_envs():
+    scaler = RewardScaler(gamma=0.99, clip=10.0, device='cpu')
+    scaler.scale(torch.zeros(2), torch.zeros(2, dtype=torch.bool))
+    with pytest.raises(NormalizerError, match=r'returns of \(2,\) envs, got rewards of shape \(3,\)'):
+        scaler.scale(torch.zeros(3), torch.zeros(3, dtype=torch.bool))
+
+
+def test_reward_scaler_state_round_trips_through_torch_save():
+    fresh = RewardScaler(gamma=0.9, clip=10.0, device='cpu')
+    restored = RewardScaler(gamma=0.9, clip=10.0, device='cpu')
+    restored.load_state_dict(save_and_load(fresh.state_dict()))
+    assert restored.returns is None
+
+    scaler = RewardScaler(gamma=0.9, clip=10.0, device='cpu')
+    for reward in ([1.0, -2.0, 0.5], [0.0, 3.0, 1.0]):
+        scaler.scale(torch.tensor(reward), torch.tensor([False, True, False]))
+    restored.load_state_dict(save_and_load(scaler.state_dict()))
+    assert torch.equal(restored.returns, scaler.returns)
+    for key in ('mean', 'var', 'count'):
+        assert torch.equal(getattr(restored.return_rms, key), getattr(scaler.return_rms, key))
+    # and the two go on identically
+    step = (torch.tensor([2.0, 2.0, 2.0]), torch.tensor([False, False, True]))
+    assert torch.equal(restored.scale(*step), scaler.scale(*step))

@@ -1,0 +1,35 @@
+"""PPO on CartPole-v1, tuned for few env steps: 8 envs, short rollouts, many epochs, decaying rates."""
+
+main_config = dict(
+    exp_name='cartpole_ppo',
+    env=dict(
+        env_id='CartPole-v1',
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=500,
+    ),
+    policy=dict(
+        model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
+        learn=dict(
+            epoch_per_collect=20,
+            batch_size=256,
+            learning_rate=1e-3,
+            clip_ratio=0.2,
+            entropy_weight=0.0,
+            lr_decay=True,
+            clip_decay=True,
+            decay_env_steps=100_000,
+        ),
+        # 32 steps of each of the 8 envs per rollout
+        collect=dict(n_sample=256, discount_factor=0.98, gae_lambda=0.8),
+        # one rollout makes 20 updates: evaluate every 4 rollouts (1024 env steps)
+        eval=dict(evaluator=dict(eval_freq=80)),
+    ),
+)
+
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='base'),
+    policy=dict(type='ppo'),
+)

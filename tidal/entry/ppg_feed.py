@@ -1,0 +1,78 @@
+"""PPG's data feed: PPO's rollout feed, plus an auxiliary phase every `aux.interval` rollouts over all of them.
+
+The aux buffer keeps only what the auxiliary phase reads, the observations and the returns, as
+preallocated columns in their collected dtypes (uint8 images stay uint8), so `interval` rollouts fit.
+An auxiliary minibatch is `aux.mini_batch_size` sequences of `aux.mini_batch_length` consecutive steps
+of one env each; an epoch visits every sequence once, in a shuffled order.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+from easydict import EasyDict
+
+from tidal.entry.rollout_feed import RolloutFeed
+from tidal.errors import ConfigError
+from tidal.policies.base import Policy
+from tidal.worker.collector import SampleCollector
+from tidal.worker.learner import Learner
+from tidal.worker.replay_buffer import ReplayBuffer
+
+AUX_COLUMNS = ('obs', 'return')
+
+
+class AuxPhaseFeed(RolloutFeed):
+    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
+        super().__init__(cfg, policy, collector, learner)
+        aux = cfg.policy.aux
+        self.enabled = aux.enabled
+        self.envs = collector.env.num_envs
+        self.steps = max(1, -(-self.n_sample // self.envs))  # steps per env of one rollout
+        self.length = aux.mini_batch_length or self.steps
+        if self.steps % self.length:
+            raise ConfigError(f'policy.aux.mini_batch_length ({self.length}) must divide the steps per env of a '
+                              f'rollout ({self.steps} = policy.collect.n_sample / env.collector_env_num)')
+        self.mini_batch_size = aux.mini_batch_size
+        self.aux_epochs = aux.num_updates_per_train_iter
+        self.aux_mode = policy.aux_mode
+        self.buffer = ReplayBuffer(aux.interval * self.steps * self.envs, device=policy.device, seed=cfg.seed)
+
+    def step(self, env_budget: Optional[int]) -> None:
+        rollout = self.collector.collect(self.n_sample)
+        self.learn(rollout)
+        if not self.enabled:
+            return
+        self.buffer.extend({key: rollout[key] for key in AUX_COLUMNS})
+        if len(self.buffer) == self.buffer.capacity:
+            self.aux_phase()
+
+    def aux_phase(self) -> None:
+        """`num_updates_per_train_iter` epochs over the buffer, then it is emptied (algorithm 1, lines 7-12)."""
+        self.aux_mode.reset()  # pi_old is the policy as the phase finds it
+        starts = self.sequence_starts()
+        offsets = torch.arange(self.length) * self.envs  # an env's consecutive steps lie `envs` rows apart
+        for _ in range(self.aux_epochs):
+            order = starts[torch.randperm(len(starts), generator=self.generator)]
+            for first in range(0, len(order), self.mini_batch_size):
+                index = (order[first:first + self.mini_batch_size, None] + offsets).flatten()
+                batch = self.buffer.sample_index(index)
+                del batch['index']
+                self.learner.train_phase('aux', self.aux_mode, batch)
+        self.buffer.clear()
+
+    def sequence_starts(self) -> torch.Tensor:
+        """The first row of every sequence: rollout r, env i, sequence k starts at
+        r * steps * envs + k * length * envs + i."""
+        rollouts = len(self.buffer) // (self.steps * self.envs)
+        rollout = torch.arange(rollouts)[:, None, None] * (self.steps * self.envs)
+        sequence = torch.arange(self.steps // self.length)[None, :, None] * (self.length * self.envs)
+        env = torch.arange(self.envs)[None, None, :]
+        return (rollout + sequence + env).flatten()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), 'aux_buffer': self.buffer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.buffer.load_state_dict(state['aux_buffer'])

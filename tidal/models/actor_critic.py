@@ -1,0 +1,130 @@
+"""Policy + state-value templates for PPO and for Phasic Policy Gradient (PPG).
+
+PPG (Cobbe et al. 2020, arXiv 2009.04416) trains the policy and the value function in separate
+phases; its network adds an auxiliary value head on the policy's features, so the auxiliary phase
+can distil value knowledge into the policy encoder without the value loss touching it otherwise.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence, Union
+
+import torch
+import torch.nn as nn
+from torch.distributions import Distribution
+
+from tidal.models.encoders import build_encoder
+from tidal.models.policy_heads import build_policy_head
+from tidal.registry import MODEL_REGISTRY
+
+
+def orthogonal_(module: nn.Module, gain: float) -> None:
+    """Orthogonal weights with `gain` and zero biases for every linear and conv layer in `module`."""
+    for layer in module.modules():
+        if isinstance(layer, (nn.Linear, nn.Conv2d)):
+            nn.init.orthogonal_(layer.weight, gain)
+            nn.init.zeros_(layer.bias)
+
+
+@MODEL_REGISTRY.register('actor_critic')
+class ActorCritic(nn.Module):
+    """PPO's network: a policy head and a value head, on separate encoders or one shared trunk.
+
+    With `share_encoder` both losses train the shared encoder. Images ([H, W, C] `obs_shape`) get a
+    CNN encoder, vectors an MLP.
+    """
+
+    def __init__(self, obs_shape: Union[int, Sequence[int]], action_shape: int, action_space: str = 'discrete',
+                 share_encoder: bool = False, encoder_hidden_sizes: Sequence[int] = (64, 64),
+                 activation: str = 'tanh', conv_channels: Sequence[int] = (16,),
+                 conv_kernel_sizes: Sequence[int] = (3,), conv_strides: Sequence[int] = (1,),
+                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True) -> None:
+        super().__init__()
+        self.action_dim, self.action_space = int(action_shape), action_space
+
+        def encoder() -> tuple[nn.Module, int]:
+            return build_encoder(obs_shape, encoder_hidden_sizes, activation, conv_channels, conv_kernel_sizes,
+                                 conv_strides, pixel_scale)
+
+        # `encoder` feeds the policy (and the value too when shared); `value_encoder` is None then
+        self.encoder, feature_dim = encoder()
+        self.policy_head = build_policy_head(action_space, feature_dim, self.action_dim, log_std_init)
+        self.value_encoder: Optional[nn.Module] = None
+        if not share_encoder:
+            self.value_encoder, feature_dim = encoder()
+        self.value_head = nn.Linear(feature_dim, 1)
+        if orthogonal_init:
+            self.init_orthogonal()
+
+    def init_orthogonal(self) -> None:
+        """The baselines / SB3 init: gain sqrt(2) in hidden layers, 0.01 for the policy output (a
+        near-uniform first policy) and 1 for the value output; zero biases."""
+        orthogonal_(self, math.sqrt(2.0))
+        orthogonal_(self.policy_head, 0.01)
+        orthogonal_(self.value_head, 1.0)
+
+    def _value_features(self, obs: torch.Tensor, policy_features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """What the value head reads; `policy_features` saves a second pass through a shared encoder."""
+        if self.value_encoder is not None:
+            return self.value_encoder(obs)
+        return self.encoder(obs) if policy_features is None else policy_features
+
+    def forward(self, obs: torch.Tensor,
+                action_mask: Optional[torch.Tensor] = None) -> tuple[Distribution, torch.Tensor]:
+        """(action distribution, value [B])."""
+        features = self.encoder(obs)
+        value = self.value_head(self._value_features(obs, features)).squeeze(-1)
+        return self.policy_head(features, action_mask), value
+
+    def policy(self, obs: torch.Tensor, action_mask: Optional[torch.Tensor] = None) -> Distribution:
+        return self.policy_head(self.encoder(obs), action_mask)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.value_head(self._value_features(obs)).squeeze(-1)
+
+
+@MODEL_REGISTRY.register('ppg_disjoint')
+class DisjointPolicyValueNetwork(ActorCritic):
+    """PPG's network: a policy component (encoder, policy head, auxiliary value head) and a value
+    component (one value head).
+
+    `share_encoder=True` is the "shared" architecture: the value head reads the policy encoder's
+    features detached, in both phases (as OpenAI's code does; the paper detaches only in the policy
+    phase), so only the auxiliary value loss and the policy losses train the encoder.
+    `share_encoder=False` is the "dual" architecture: the value component has its own encoder.
+    """
+
+    def __init__(self, obs_shape: Union[int, Sequence[int]], action_shape: int, action_space: str = 'discrete',
+                 share_encoder: bool = False, encoder_hidden_sizes: Sequence[int] = (64, 64),
+                 activation: str = 'tanh', conv_channels: Sequence[int] = (16,),
+                 conv_kernel_sizes: Sequence[int] = (3,), conv_strides: Sequence[int] = (1,),
+                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True) -> None:
+        super().__init__(obs_shape, action_shape, action_space, share_encoder, encoder_hidden_sizes, activation,
+                         conv_channels, conv_kernel_sizes, conv_strides, pixel_scale, log_std_init,
+                         orthogonal_init=False)
+        self.aux_value_head = nn.Linear(self.encoder.out_dim, 1)
+        if orthogonal_init:
+            self.init_orthogonal()
+
+    def init_orthogonal(self) -> None:
+        super().init_orthogonal()
+        orthogonal_(self.aux_value_head, 1.0)
+
+    def _value_features(self, obs: torch.Tensor, policy_features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        features = super()._value_features(obs, policy_features)
+        return features if self.value_encoder is not None else features.detach()
+
+    def forward(self, obs: torch.Tensor, require_aux: bool = True, action_mask: Optional[torch.Tensor] = None
+                ) -> tuple[Distribution, torch.Tensor, Optional[torch.Tensor]]:
+        """(action distribution, value [B], auxiliary value [B] or None).
+
+        The policy phase passes `require_aux=False`: the aux head is then not run at all, so every
+        parameter that reaches the output also gets a gradient (which DistributedDataParallel needs).
+        """
+        features = self.encoder(obs)
+        value = self.value_head(self._value_features(obs, features)).squeeze(-1)
+        aux_value = self.aux_value_head(features).squeeze(-1) if require_aux else None
+        return self.policy_head(features, action_mask), value, aux_value
+
+    def aux_value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.aux_value_head(self.encoder(obs)).squeeze(-1)

@@ -1,0 +1,52 @@
+"""Heads that turn features into an action distribution, for on-policy methods (PPO, PPG).
+
+Distributions skip argument validation: it costs more than the forward pass on small networks.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical, Distribution, Independent, Normal
+
+from tidal.rl_utils import masked_logits
+
+
+class CategoricalPolicyHead(nn.Module):
+    """A categorical over `action_dim` actions; actions with mask 0/False get probability 0."""
+
+    def __init__(self, in_dim: int, action_dim: int) -> None:
+        super().__init__()
+        self.logits = nn.Linear(in_dim, action_dim)
+
+    def forward(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> Distribution:
+        return Categorical(logits=masked_logits(self.logits(features), action_mask), validate_args=False)
+
+
+class GaussianPolicyHead(nn.Module):
+    """A diagonal Gaussian over unbounded actions (the policy clips them for the env).
+
+    The log std is one learned parameter per action dim, not a function of the state: PPO's usual
+    choice (baselines, SB3), so exploration noise is the same in every state and changes slowly.
+    """
+
+    def __init__(self, in_dim: int, action_dim: int, log_std_init: float = 0.0) -> None:
+        super().__init__()
+        self.mu = nn.Linear(in_dim, action_dim)
+        self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std_init)))
+
+    def forward(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> Distribution:
+        mu = self.mu(features)  # continuous actions have no mask: `action_mask` is ignored
+        std = self.log_std.exp().expand_as(mu)
+        return Independent(Normal(mu, std, validate_args=False), 1, validate_args=False)
+
+
+ACTION_SPACES = ('discrete', 'continuous')
+
+
+def build_policy_head(action_space: str, in_dim: int, action_dim: int, log_std_init: float) -> nn.Module:
+    """The head for `action_space`: 'discrete' (categorical) or 'continuous' (Gaussian)."""
+    if action_space == 'discrete':
+        return CategoricalPolicyHead(in_dim, action_dim)
+    if action_space == 'continuous':
+        return GaussianPolicyHead(in_dim, action_dim, log_std_init)
+    raise ValueError(f"unknown action_space '{action_space}'; choose from {list(ACTION_SPACES)}")

@@ -1,0 +1,103 @@
+"""Phasic Policy Gradient: PPO's policy phase, and an auxiliary phase that distils value into the policy net.
+
+Cobbe et al. 2020, "Phasic Policy Gradient" (arXiv 2009.04416), on the disjoint policy-value network
+(`ppg_disjoint`). The policy phase is PPO (algorithm 1, lines 2-6), the value head trained on its own
+squared error. Every `aux.interval` rollouts the feed runs the auxiliary phase (lines 7-12) over all of
+them: the true value loss, the auxiliary value loss of the aux head on the policy network (eq. 2's
+L^aux), and beta_clone * KL(pi_old || pi) against the policy frozen at the start of the phase (eq. 2).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.distributions import Distribution, kl_divergence
+
+from tidal.policies.common import adam, split_action_mask
+from tidal.policies.modes import LearnView
+from tidal.policies.ppo import PPOPolicy
+from tidal.registry import POLICY_REGISTRY
+
+AUX_MONITORS = ['aux_total_loss', 'aux_value_loss', 'aux_true_value_loss', 'aux_policy_kl', 'aux_grad_norm']
+
+
+@POLICY_REGISTRY.register('ppg')
+class PPGPolicy(PPOPolicy):
+    config = dict(
+        type='ppg',
+        aux=dict(
+            # (bool) Run auxiliary phases; without them PPG is PPO on a disjoint policy-value network.
+            enabled=True,
+            # (int > 0) Rollouts (policy iterations) between auxiliary phases, N_pi in the paper; the aux buffer
+            # holds this many rollouts.
+            interval=32,
+            # (int > 0) Sequences per auxiliary minibatch.
+            mini_batch_size=8,
+            # (int > 0 or None) Steps of one env per sequence; None takes a whole rollout of one env. Must
+            # divide the rollout's steps per env.
+            mini_batch_length=None,
+            # (int > 0) Epochs over the aux buffer per auxiliary phase, E_aux in the paper.
+            num_updates_per_train_iter=6,
+            # (float >= 0) beta_clone: weight of KL(pi_old || pi), which keeps the policy where it was
+            # while its network learns the value.
+            policy_kl_loss_weight=1.0,
+            # (float > 0 or None) Adam learning rate of the auxiliary phase (None: learn.learning_rate).
+            learning_rate=None,
+        ),
+    )
+    pipeline = 'ppg'
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'ppg_disjoint', ['tidal.models.actor_critic']
+
+    def _evaluate(self, observation: torch.Tensor, mask: Any) -> tuple[Distribution, torch.Tensor]:
+        """The policy phase never computes the aux head."""
+        dist, value, _ = self._model(observation, require_aux=False, action_mask=mask)
+        return dist, value
+
+    # ----- the auxiliary phase ---------------------------------------------------------------
+    def _init_learn(self) -> None:
+        super()._init_learn()
+        aux = self._cfg.aux
+        self._aux_optimizer = adam(self._model.parameters(), aux.learning_rate or self._cfg.learn.learning_rate)
+        self._old_model = copy.deepcopy(self._model).requires_grad_(False)  # pi_old of the running phase
+
+    @property
+    def aux_mode(self) -> LearnView:
+        """The auxiliary phase as a learn mode of its own: `reset` opens a phase, `forward` is one update."""
+        self._check_enabled('learn')
+        return LearnView(forward=self._forward_aux, state_dict=self._state_dict_learn,
+                         load_state_dict=self._load_state_dict_learn, monitor_vars=lambda: list(AUX_MONITORS),
+                         reset=self._begin_aux_phase, cfg=self._cfg)
+
+    def _begin_aux_phase(self) -> None:
+        """Freeze pi_old: the policy as the phase found it."""
+        self._old_model.load_state_dict(self._model.state_dict())
+
+    def _forward_aux(self, batch: dict[str, Any]) -> dict[str, Any]:
+        observation, mask = split_action_mask(batch['obs'])
+        dist, value, aux_value = self._model(observation, require_aux=True, action_mask=mask)
+        with torch.no_grad():
+            old_dist = self._old_model.policy(observation, action_mask=mask)
+        returns = batch['return']
+        true_value_loss = F.mse_loss(value, returns)  # L^value, on the value network (algorithm 1, line 10)
+        aux_value_loss = F.mse_loss(aux_value, returns)  # L^aux (eq. 2's first term)
+        policy_kl = kl_divergence(old_dist, dist).mean()  # behaviour cloning term of L^joint (eq. 2)
+        loss = true_value_loss + aux_value_loss + self._cfg.aux.policy_kl_loss_weight * policy_kl
+        grad_norm = self._step(self._aux_optimizer, loss)
+        return {'aux_total_loss': loss.detach(), 'aux_value_loss': aux_value_loss.detach(),
+                'aux_true_value_loss': true_value_loss.detach(), 'aux_policy_kl': policy_kl.detach(),
+                'aux_grad_norm': grad_norm}
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return super()._monitor_vars_learn() + AUX_MONITORS
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {**super()._state_dict_learn(), 'aux_optimizer': self._aux_optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        self._aux_optimizer.load_state_dict(state['aux_optimizer'])

@@ -1,0 +1,276 @@
+"""Proximal Policy Optimization with a clipped surrogate objective.
+
+Schulman et al. 2017, "Proximal Policy Optimization Algorithms" (arXiv 1707.06347), with the advantages
+of GAE(lambda) (Schulman et al. 2016, arXiv 1506.02438). Discrete actions come from a categorical
+distribution (with an optional action mask, obs = {'observation', 'action_mask'}); continuous ones from
+a Gaussian with a state-independent log std, clipped to the env's [-1, 1] only when they are sent to it.
+Observation normalisation and reward scaling, as Stable-Baselines3's VecNormalize does them, are
+options whose statistics travel in the checkpoint and apply at eval.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+import torch
+import torch.nn as nn
+from torch.distributions import Distribution
+
+from tidal.errors import ConfigError
+from tidal.policies.base import MODES, Policy
+from tidal.policies.common import adam, split_action_mask
+from tidal.policies.modes import EnvLayout, Timestep
+from tidal.registry import POLICY_REGISTRY
+from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
+from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
+
+
+def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
+    return (int(shape), ) if isinstance(shape, int) else tuple(int(size) for size in shape)
+
+
+@POLICY_REGISTRY.register('ppo')
+class PPOPolicy(Policy):
+    config = dict(
+        type='ppo',
+        normalize=dict(
+            # (bool) Normalize observations by the running mean and std of those collected (VecNormalize);
+            # the statistics are saved in checkpoints and used, frozen, at eval.
+            obs=False,
+            # (bool) Divide rewards by the running std of the discounted return (VecNormalize's reward scaling).
+            reward=False,
+            # (float > 0) Normalized observations and scaled rewards are clipped to [-clip, clip].
+            clip=10.0,
+        ),
+        learn=dict(
+            # (int in [1, 1000]) Passes over each rollout, in shuffled minibatches of batch_size.
+            epoch_per_collect=10,
+            # (int > 0) Rows per minibatch; the last minibatch of a pass may be smaller.
+            batch_size=64,
+            # (float > 0) Adam learning rate.
+            learning_rate=3e-4,
+            # (float > 0) Clip range epsilon of the probability ratio (eq. 7).
+            clip_ratio=0.2,
+            # (float > 0 or None) Clip range of the value prediction around its rollout value (PPO2's value
+            # clipping); None trains the value on the plain squared error.
+            value_clip_ratio=None,
+            # (float >= 0) Weight of the value loss (c1 in eq. 9).
+            value_weight=0.5,
+            # (float >= 0) Weight of the entropy bonus (c2 in eq. 9).
+            entropy_weight=0.0,
+            # (bool) Normalize the advantages of each minibatch to zero mean and unit std.
+            adv_norm=True,
+            # (float > 0 or None) Clip the global gradient norm to this (None: no clipping).
+            grad_clip_norm=0.5,
+            # (bool) Decay the learning rate linearly to 0 over learn.decay_env_steps env steps.
+            lr_decay=False,
+            # (bool) Decay clip_ratio (and value_clip_ratio) linearly to 0 over learn.decay_env_steps env steps.
+            clip_decay=False,
+            # (int > 0 or None) Env steps over which lr_decay and clip_decay reach 0 (usually the run's budget).
+            decay_env_steps=None,
+        ),
+        collect=dict(
+            # (int > 0) Env steps per rollout, summed over the collector envs (rounded up to a multiple of
+            # env.collector_env_num).
+            n_sample=2048,
+            # (float in [0, 1]) Discount factor gamma.
+            discount_factor=0.99,
+            # (float in [0, 1]) lambda of GAE: 0 is the one-step TD error, 1 the Monte Carlo return.
+            gae_lambda=0.95,
+        ),
+    )
+    pipeline = 'on_policy'
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'actor_critic', ['tidal.models.actor_critic']
+
+    def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
+        self._obs_rms: Optional[RunningMeanStd] = None
+        self._reward_scaler: Optional[RewardScaler] = None
+        super().__init__(cfg, model, enable_field)
+
+    def _build_model(self) -> nn.Module:
+        """The model, and beside it the observation and reward statistics every mode uses."""
+        normalize = self._cfg.normalize
+        if normalize.obs:
+            self._obs_rms = RunningMeanStd(shape_tuple(self._cfg.model.obs_shape), self._device)
+        if normalize.reward:
+            self._reward_scaler = RewardScaler(self._cfg.collect.discount_factor, normalize.clip, self._device)
+        return super()._build_model()
+
+    @property
+    def continuous(self) -> bool:
+        return self._model.action_space == 'continuous'
+
+    def _observation(self, obs: Any, update: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """(network input, action mask): the observation normalized by the running statistics, which
+        `update` first extends with this batch (collection only)."""
+        observation, mask = split_action_mask(obs)
+        if self._obs_rms is not None:
+            if update:
+                self._obs_rms.update(observation)
+            observation = self._obs_rms.normalize(observation, self._cfg.normalize.clip)
+        return observation, mask
+
+    def _evaluate(self, observation: torch.Tensor, mask: Optional[torch.Tensor]) -> tuple[Distribution, torch.Tensor]:
+        """The action distribution and the value of a batch."""
+        return self._model(observation, action_mask=mask)
+
+    # ----- learn mode ------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        if (learn.lr_decay or learn.clip_decay) and learn.decay_env_steps is None:
+            raise ConfigError('policy.learn.decay_env_steps must be set (e.g. to the run budget) when '
+                              'policy.learn.lr_decay or policy.learn.clip_decay is on')
+        self._optimizer = adam(self._model.parameters(), learn.learning_rate)
+
+    def _remaining(self, env_step: int) -> float:
+        """The fraction of the decay schedule still ahead (1 at the start, 0 at decay_env_steps)."""
+        decay = self._cfg.learn.decay_env_steps
+        return 1.0 if decay is None else max(0.0, 1.0 - env_step / decay)
+
+    def _schedule(self, batch: dict[str, Any]) -> tuple[float, float, Optional[float]]:
+        """(learning rate, clip ratio, value clip ratio) at the env step the batch was collected by."""
+        learn = self._cfg.learn
+        remaining = self._remaining(int(batch.get('env_step', 0)))
+        lr = learn.learning_rate * (remaining if learn.lr_decay else 1.0)
+        clip_scale = remaining if learn.clip_decay else 1.0
+        value_clip = None if learn.value_clip_ratio is None else learn.value_clip_ratio * clip_scale
+        return lr, learn.clip_ratio * clip_scale, value_clip
+
+    def _ppo_loss(self, batch: dict[str, Any], clip: float, value_clip: Optional[float]
+                  ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The PPO objective of one minibatch (eq. 9, as a loss to minimise) and what to log of it."""
+        learn = self._cfg.learn
+        observation, mask = split_action_mask(batch['obs'])  # normalized when it was collected
+        dist, value = self._evaluate(observation, mask)
+        advantage = batch['advantage']
+        if learn.adv_norm:
+            advantage = normalize_advantage(advantage)
+        # clipped surrogate objective L^CLIP (eq. 7)
+        policy_loss, approx_kl, clip_frac = ppo_policy_loss(dist.log_prob(batch['action']), batch['log_prob'],
+                                                            advantage, clip)
+        # squared-error value loss L^VF, optionally clipped around the rollout's value
+        value_loss = ppo_value_loss(value, batch['value'], batch['return'], value_clip)
+        entropy = dist.entropy().mean()
+        loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy  # eq. 9
+        return loss, {
+            'policy_loss': policy_loss.detach(), 'value_loss': value_loss.detach(), 'entropy': entropy.detach(),
+            'approx_kl': approx_kl, 'clip_frac': clip_frac,
+            'explained_variance': explained_variance(batch['value'], batch['return']),
+        }
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        lr, clip, value_clip = self._schedule(batch)
+        for group in self._optimizer.param_groups:
+            group['lr'] = lr
+        loss, info = self._ppo_loss(batch, clip, value_clip)
+        info['grad_norm'] = self._step(self._optimizer, loss)
+        info.update(total_loss=loss.detach(), learning_rate=torch.tensor(lr), clip_ratio=torch.tensor(clip))
+        return info
+
+    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> torch.Tensor:
+        """One gradient step with the global norm clipped; returns the norm before clipping."""
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        params = [p for group in optimizer.param_groups for p in group['params'] if p.grad is not None]
+        max_norm = self._cfg.learn.grad_clip_norm
+        norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm is not None else float('inf'))
+        optimizer.step()
+        return norm.detach()
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return ['total_loss', 'policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_frac',
+                'explained_variance', 'grad_norm', 'learning_rate', 'clip_ratio']
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        state = {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
+        if self._obs_rms is not None:
+            state['obs_rms'] = self._obs_rms.state_dict()
+        return state
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        self.load_weights(state)
+        self._optimizer.load_state_dict(state['optimizer'])
+
+    def load_weights(self, state: dict[str, Any]) -> None:
+        """The networks and the observation statistics they were trained on."""
+        self._model.load_state_dict(state['model'])
+        if self._obs_rms is not None:
+            self._obs_rms.load_state_dict(state['obs_rms'])
+
+    # ----- collect mode ----------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:
+        observation, mask = self._observation(obs, update=True)
+        dist, value = self._evaluate(observation, mask)
+        action = dist.sample()
+        return {
+            # a Gaussian sample is learned from as drawn; the env gets it clipped to its bounds
+            'action': action.clamp(-1.0, 1.0) if self.continuous else action,
+            'raw_action': action, 'log_prob': dist.log_prob(action), 'value': value,
+            'obs': observation if mask is None else {'observation': observation, 'action_mask': mask},
+        }
+
+    def _process_transition(self, obs: Any, policy_output: dict[str, Any], timestep: Timestep) -> dict[str, Any]:
+        reward = timestep.reward.to(torch.float32)
+        if self._reward_scaler is not None:
+            reward = self._reward_scaler.scale(reward, timestep.terminated | timestep.truncated)
+        # the value a cut-off episode bootstraps from: V(final obs), needed only where it was cut off
+        cut = timestep.truncated | timestep.terminated if self._cfg.learn.ignore_done else timestep.truncated
+        bootstrap_value = torch.zeros_like(reward)
+        if bool(cut.any()):
+            bootstrap_value[cut] = self._value_of(_rows(timestep.next_obs, cut))
+        self._next_obs = timestep.next_obs  # the rollout's last step bootstraps from it
+        return {
+            'obs': policy_output['obs'], 'action': policy_output['raw_action'],
+            'log_prob': policy_output['log_prob'], 'value': policy_output['value'], 'reward': reward,
+            'terminated': timestep.terminated, 'truncated': timestep.truncated, 'bootstrap_value': bootstrap_value,
+        }
+
+    @torch.no_grad()
+    def _value_of(self, obs: Any) -> torch.Tensor:
+        observation, _ = self._observation(obs)
+        return self._model.value(observation)
+
+    def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
+        """GAE advantages and returns of a rollout; truncated episodes bootstrap, terminated ones do not."""
+        steps, envs = layout.steps, layout.num_envs
+
+        def grid(key: str) -> torch.Tensor:
+            return transitions.pop(key).reshape(steps, envs)
+
+        value, reward, bootstrap_value = grid('value'), grid('reward'), grid('bootstrap_value')
+        terminated, truncated = grid('terminated'), grid('truncated')
+        if self._cfg.learn.ignore_done:
+            truncated, terminated = truncated | terminated, torch.zeros_like(terminated)
+        # V(s_{t+1}): the next row of the same env, V(final obs) where an episode was cut off, and past the
+        # rollout's end the value of the obs the collector acts on next
+        next_value = torch.cat([value[1:], self._value_of(self._next_obs).reshape(1, envs)])
+        next_value = torch.where(truncated, bootstrap_value, next_value)
+        advantage, returns = gae(reward, value, next_value, terminated, terminated | truncated,
+                                 self._cfg.collect.discount_factor, self._cfg.collect.gae_lambda)
+        transitions.update(value=value.reshape(-1), advantage=advantage.reshape(-1), **{'return': returns.reshape(-1)})
+        return transitions
+
+    def _state_dict_collect(self) -> dict[str, Any]:
+        return {} if self._reward_scaler is None else {'reward_scaler': self._reward_scaler.state_dict()}
+
+    def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        if self._reward_scaler is not None:
+            self._reward_scaler.load_state_dict(state['reward_scaler'])
+
+    # ----- eval mode -------------------------------------------------------------------------
+    @torch.no_grad()
+    def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
+        """The most likely action under the frozen statistics."""
+        observation, mask = self._observation(obs)
+        mode = self._model.policy(observation, action_mask=mask).mode
+        return {'action': mode.clamp(-1.0, 1.0) if self.continuous else mode}
+
+
+def _rows(obs: Any, index: torch.Tensor) -> Any:
+    """The rows `index` (a bool mask) of an observation batch, plain or dict."""
+    if isinstance(obs, dict):
+        return {key: value[index] for key, value in obs.items()}
+    return obs[index]

@@ -1,0 +1,102 @@
+"""Running normalisers of observations and rewards, as Stable-Baselines3's VecNormalize keeps them.
+
+Statistics are float64 tensors on the device the data lives on, so updating them costs a few
+batched ops and no host round trip; `state_dict` copies them to the CPU for checkpoints.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+from tidal.errors import TidalError
+
+_VAR_EPS = 1e-8  # keeps sqrt(var) away from 0 for a constant input
+
+
+class NormalizerError(TidalError, ValueError):
+    """Data or a saved state whose shape does not fit the normaliser."""
+
+
+class RunningMeanStd:
+    """Mean and (population) variance of every sample seen so far, per element of `shape`.
+
+    `count` starts at `epsilon`, with mean 0 and var 1, so the first batch is not divided by a zero
+    variance and a prior of (almost) no weight is folded in, as in SB3.
+    """
+
+    def __init__(self, shape: tuple[int, ...], device: torch.device | str, epsilon: float = 1e-4) -> None:
+        self.shape = torch.Size(shape)
+        self.mean = torch.zeros(self.shape, dtype=torch.float64, device=device)
+        self.var = torch.ones(self.shape, dtype=torch.float64, device=device)
+        self.count = torch.tensor(epsilon, dtype=torch.float64, device=device)
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Merge the moments of a batch x [B, *shape] (Chan et al. 1979, parallel variance)."""
+        if x.shape[1:] != self.shape:
+            raise NormalizerError(f'RunningMeanStd of shape {tuple(self.shape)} got a batch of shape {tuple(x.shape)}')
+        if x.shape[0] == 0:
+            return
+        x = x.to(device=self.mean.device, dtype=torch.float64)
+        batch_mean, batch_var, batch_count = x.mean(dim=0), x.var(dim=0, unbiased=False), x.shape[0]
+        delta = batch_mean - self.mean
+        total = self.count + batch_count
+        # M2 = M2_a + M2_b + delta^2 n_a n_b / n  (Chan, Golub & LeVeque's pairwise update)
+        m2 = self.var * self.count + batch_var * batch_count + delta.pow(2) * self.count * batch_count / total
+        self.mean = self.mean + delta * batch_count / total
+        self.var = m2 / total
+        self.count = total
+
+    def normalize(self, x: torch.Tensor, clip: float) -> torch.Tensor:
+        """clamp((x - mean) / sqrt(var + 1e-8), -clip, clip) as float32."""
+        scaled = (x.to(torch.float64) - self.mean) / torch.sqrt(self.var + _VAR_EPS)
+        return scaled.clamp(-clip, clip).to(torch.float32)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {'mean': self.mean.cpu().clone(), 'var': self.var.cpu().clone(), 'count': self.count.cpu().clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        for key in ('mean', 'var'):
+            if state[key].shape != self.shape:
+                raise NormalizerError(f'saved RunningMeanStd {key} has shape {tuple(state[key].shape)}, '
+                                           f'this one has shape {tuple(self.shape)}')
+        device = self.mean.device
+        self.mean, self.var, self.count = (state[key].to(device=device, dtype=torch.float64).clone()
+                                           for key in ('mean', 'var', 'count'))
+
+
+class RewardScaler:
+    """Divides rewards by the running std of each env's discounted return (VecNormalize's reward
+    normalisation): the return, not the reward, sets the scale the value function has to fit. The
+    mean is not subtracted, so the sign of a reward, and whether living is good or bad, is kept.
+    """
+
+    def __init__(self, gamma: float, clip: float, device: torch.device | str) -> None:
+        self.gamma, self.clip, self.device = gamma, clip, torch.device(device)
+        self.return_rms = RunningMeanStd((), self.device)
+        self.returns: Optional[torch.Tensor] = None  # [N] discounted return so far, sized on the first call
+
+    @torch.no_grad()
+    def scale(self, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+        """Scaled rewards [N] float32; `done` [N] restarts the return of the envs whose episode ended."""
+        if self.returns is None:
+            self.returns = torch.zeros(reward.shape, dtype=torch.float64, device=self.device)
+        elif reward.shape != self.returns.shape:
+            raise NormalizerError(f'RewardScaler holds returns of {tuple(self.returns.shape)} envs, '
+                             f'got rewards of shape {tuple(reward.shape)}')
+        reward = reward.to(device=self.device, dtype=torch.float64)
+        self.returns = self.returns * self.gamma + reward
+        self.return_rms.update(self.returns)
+        scaled = (reward / torch.sqrt(self.return_rms.var + _VAR_EPS)).clamp(-self.clip, self.clip)
+        self.returns = self.returns.masked_fill(done.to(self.device).bool(), 0.0)
+        return scaled.to(torch.float32)
+
+    def state_dict(self) -> dict[str, Any]:
+        returns = None if self.returns is None else self.returns.cpu().clone()
+        return {'return_rms': self.return_rms.state_dict(), 'returns': returns}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.return_rms.load_state_dict(state['return_rms'])
+        returns = state['returns']
+        self.returns = None if returns is None else returns.to(device=self.device, dtype=torch.float64).clone()
