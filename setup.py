@@ -24,6 +24,8 @@ setup(
         'test': ['pytest>=7'],
         'dist': ['ray>=2.9'],
         'mujoco': ['mujoco>=3'],
+        'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
+        'minatar': ['minatar>=1.0.15'],
     },
     entry_points={'console_scripts': ['tidal=tidal.entry.cli:main']},
 )

@@ -54,7 +54,10 @@ def check_memory(cfg: Mapping, env_name: str, discrete: bool,
     for path, transitions in ((_BUFFER, _get(cfg, _BUFFER)),
                               ('policy.learn.batch_size', _times(_get(cfg, 'policy.learn.batch_size'), unroll_len)),
                               ('policy.collect.n_sample', _get(cfg, 'policy.collect.n_sample')),
-                              ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size'))):
+                              ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size')),
+                              # PPG's aux buffer holds aux.interval rollouts
+                              ('policy.aux.interval', _times(_get(cfg, 'policy.aux.interval'),
+                                                             _get(cfg, 'policy.collect.n_sample')))):
         if transitions is None or transitions * each <= free:
             continue
         value = _get(cfg, path)

@@ -35,6 +35,9 @@ from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state
 
 
+PLOT_SECS = 30.0  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
+
+
 class DataFeed(Protocol):
     """The data path of an algorithm family: collection, buffers and the updates they feed."""
 
@@ -88,6 +91,7 @@ class Run:
         self._save_due = True  # a fresh run checkpoints at its start
         self._save_secs = learner_cfg.save_ckpt_secs
         self._signal: Optional[int] = None
+        self._last_plot = -float('inf')
         self.learner.register_hook(self._log_train, learner_cfg.log_freq)
         self.learner.register_hook(self._request_save, learner_cfg.save_ckpt_freq)
         if resume_state is None:
@@ -225,9 +229,14 @@ class Run:
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()
-        plot_curves([self.run_dir], self.run_dir / 'curve.png', title=f'{self.cfg.exp_name}')
+        if time.monotonic() - self._last_plot >= PLOT_SECS:
+            self._plot()
         bar.set_postfix(iter=self.learner.train_iter, eval_return=f'{result.return_mean:.1f}', refresh=False)
         return self.evaluator.reached_stop_value(result)
+
+    def _plot(self) -> None:
+        plot_curves([self.run_dir], self.run_dir / 'curve.png', title=f'{self.cfg.exp_name}')
+        self._last_plot = time.monotonic()
 
     def _log_train(self, learner: Learner, info: dict[str, Any]) -> None:
         self._check_finite()
@@ -275,8 +284,9 @@ class Run:
 
     def _close(self, outcome: str) -> None:
         """Write the summary, release the envs and say in one line how the run ended."""
+        final_plot = self._plot if (self.run_dir / 'evals.csv').is_file() else (lambda: None)
         for finish in (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
-                       self.logger.close):
+                       self.logger.close, final_plot):
             try:
                 finish()
             except (OSError, ValueError):  # a full or read-only folder: the run's error already says so

@@ -62,10 +62,12 @@ class GymEnv:
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
         obs_space = env.observation_space
-        if isinstance(obs_space, gym_spaces.Box) and obs_space.dtype != np.float32:
-            with warnings.catch_warnings():  # the precision loss is the point of the cast
-                warnings.filterwarnings('ignore', message='.*precision lowered')
-                env = DtypeObservation(env, np.float32)
+        if isinstance(obs_space, gym_spaces.Box):
+            dtype = _observation_dtype(obs_space)
+            if obs_space.dtype != dtype:
+                with warnings.catch_warnings():  # the precision loss is the point of the cast
+                    warnings.filterwarnings('ignore', message='.*precision lowered')
+                    env = DtypeObservation(env, dtype)
         return Snapshottable(env)
 
     def spaces(self) -> tuple[gymnasium.Space, gymnasium.Space]:
@@ -91,6 +93,8 @@ class GymEnv:
             raise EnvError('env.env_id is not set')
         if env_id.startswith('ALE/'):
             _import_ale(env_id)
+        if env_id.startswith('MinAtar/'):
+            _register_minatar(env_id)
         try:
             return gymnasium.make(env_id, **dict(self.cfg.env_kwargs or {}))
         except (gymnasium.error.UnregisteredEnv, gymnasium.error.DeprecatedEnv) as err:
@@ -129,6 +133,26 @@ def _is_bounded_box(space: gymnasium.Space) -> bool:
 
 def _is_unit_box(space: gym_spaces.Box) -> bool:
     return bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
+
+
+def _observation_dtype(space: gym_spaces.Box) -> type:
+    """float32 for vectors; images (3-D) of bytes or booleans stay one byte per value (uint8), which keeps
+    replay and PPG's aux buffer four times smaller; the encoder casts them."""
+    if len(space.shape) == 3 and space.dtype in (np.uint8, np.bool_):
+        return np.uint8
+    return np.float32
+
+
+def _register_minatar(env_id: str) -> None:
+    """MinAtar ids exist once `minatar.gym.register_envs()` has run."""
+    if env_id in gymnasium.envs.registry:
+        return
+    try:
+        import minatar.gym
+    except ImportError as err:
+        raise EnvError(f"gymnasium env '{env_id}' (env.env_id) needs the minatar package: "
+                       f"pip install minatar") from err
+    minatar.gym.register_envs()
 
 
 def _import_ale(env_id: str) -> None:

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical, Distribution, Independent, Normal
 
-from tidal.rl_utils import masked_logits
+from tidal.rl_utils import gumbel_max_sample, masked_logits
 
 
 class CategoricalPolicyHead(nn.Module):
@@ -20,6 +20,15 @@ class CategoricalPolicyHead(nn.Module):
 
     def forward(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> Distribution:
         return Categorical(logits=masked_logits(self.logits(features), action_mask), validate_args=False)
+
+    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """A sample [B] straight from the logits: `Categorical` normalizes them first, which costs more
+        than the rest of a one-env step."""
+        return gumbel_max_sample(masked_logits(self.logits(features), action_mask))
+
+    def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The most likely allowed action [B]."""
+        return masked_logits(self.logits(features), action_mask).argmax(dim=-1)
 
 
 class GaussianPolicyHead(nn.Module):
@@ -38,6 +47,15 @@ class GaussianPolicyHead(nn.Module):
         mu = self.mu(features)  # continuous actions have no mask: `action_mask` is ignored
         std = self.log_std.exp().expand_as(mu)
         return Independent(Normal(mu, std, validate_args=False), 1, validate_args=False)
+
+    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """A sample [B, action_dim]: mean plus std times standard normal noise."""
+        mu = self.mu(features)
+        return mu + self.log_std.exp() * torch.randn_like(mu)
+
+    def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The mean action [B, action_dim]."""
+        return self.mu(features)
 
 
 ACTION_SPACES = ('discrete', 'continuous')

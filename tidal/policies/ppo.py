@@ -187,11 +187,15 @@ class PPOPolicy(Policy):
         state = {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
         if self._obs_rms is not None:
             state['obs_rms'] = self._obs_rms.state_dict()
+        if self._reward_scaler is not None:  # the statistics; each env's running return is collect state
+            state['reward_rms'] = self._reward_scaler.return_rms.state_dict()
         return state
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         self.load_weights(state)
         self._optimizer.load_state_dict(state['optimizer'])
+        if self._reward_scaler is not None:
+            self._reward_scaler.return_rms.load_state_dict(state['reward_rms'])
 
     def load_weights(self, state: dict[str, Any]) -> None:
         """The networks and the observation statistics they were trained on."""
@@ -202,13 +206,12 @@ class PPOPolicy(Policy):
     # ----- collect mode ----------------------------------------------------------------------
     @torch.no_grad()
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:
+        """Only the policy acts per step; values and log-probabilities come batched with the rollout."""
         observation, mask = self._observation(obs, update=True)
-        dist, value = self._evaluate(observation, mask)
-        action = dist.sample()
+        action = self._model.act(observation, action_mask=mask)
         return {
             # a Gaussian sample is learned from as drawn; the env gets it clipped to its bounds
-            'action': action.clamp(-1.0, 1.0) if self.continuous else action,
-            'raw_action': action, 'log_prob': dist.log_prob(action), 'value': value,
+            'action': action.clamp(-1.0, 1.0) if self.continuous else action, 'raw_action': action,
             'obs': observation if mask is None else {'observation': observation, 'action_mask': mask},
         }
 
@@ -223,8 +226,7 @@ class PPOPolicy(Policy):
             bootstrap_value[cut] = self._value_of(_rows(timestep.next_obs, cut))
         self._next_obs = timestep.next_obs  # the rollout's last step bootstraps from it
         return {
-            'obs': policy_output['obs'], 'action': policy_output['raw_action'],
-            'log_prob': policy_output['log_prob'], 'value': policy_output['value'], 'reward': reward,
+            'obs': policy_output['obs'], 'action': policy_output['raw_action'], 'reward': reward,
             'terminated': timestep.terminated, 'truncated': timestep.truncated, 'bootstrap_value': bootstrap_value,
         }
 
@@ -240,7 +242,12 @@ class PPOPolicy(Policy):
         def grid(key: str) -> torch.Tensor:
             return transitions.pop(key).reshape(steps, envs)
 
-        value, reward, bootstrap_value = grid('value'), grid('reward'), grid('bootstrap_value')
+        # the network did not change during the rollout: one batched pass gives what acting would have
+        with torch.no_grad():
+            dist, value = self._evaluate(*split_action_mask(transitions['obs']))
+            transitions['log_prob'] = dist.log_prob(transitions['action'])
+        value = value.reshape(steps, envs)
+        reward, bootstrap_value = grid('reward'), grid('bootstrap_value')
         terminated, truncated = grid('terminated'), grid('truncated')
         if self._cfg.learn.ignore_done:
             truncated, terminated = truncated | terminated, torch.zeros_like(terminated)
@@ -254,19 +261,22 @@ class PPOPolicy(Policy):
         return transitions
 
     def _state_dict_collect(self) -> dict[str, Any]:
-        return {} if self._reward_scaler is None else {'reward_scaler': self._reward_scaler.state_dict()}
+        """Each env's discounted return so far, which reward scaling carries across steps."""
+        if self._reward_scaler is None or self._reward_scaler.returns is None:
+            return {}
+        return {'returns': self._reward_scaler.returns.cpu().clone()}
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
-        if self._reward_scaler is not None:
-            self._reward_scaler.load_state_dict(state['reward_scaler'])
+        if self._reward_scaler is not None and 'returns' in state:
+            self._reward_scaler.returns = state['returns'].to(self._device, torch.float64).clone()
 
     # ----- eval mode -------------------------------------------------------------------------
     @torch.no_grad()
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
         """The most likely action under the frozen statistics."""
         observation, mask = self._observation(obs)
-        mode = self._model.policy(observation, action_mask=mask).mode
-        return {'action': mode.clamp(-1.0, 1.0) if self.continuous else mode}
+        action = self._model.act(observation, action_mask=mask, deterministic=True)
+        return {'action': action.clamp(-1.0, 1.0) if self.continuous else action}
 
 
 def _rows(obs: Any, index: torch.Tensor) -> Any:
