@@ -1,5 +1,5 @@
 """PPG on CartPole-v1: cartpole_ppo's policy phase on a disjoint policy-value network, with an auxiliary
-phase every 8 rollouts (2048 env steps)."""
+phase every 8 rollouts (4096 env steps)."""
 
 main_config = dict(
     exp_name='cartpole_ppg',
@@ -13,8 +13,8 @@ main_config = dict(
     policy=dict(
         model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
         learn=dict(
-            epoch_per_collect=20,
-            batch_size=256,
+            epoch_per_collect=10,
+            batch_size=128,
             learning_rate=1e-3,
             clip_ratio=0.2,
             entropy_weight=0.0,
@@ -22,8 +22,8 @@ main_config = dict(
             clip_decay=True,
             decay_env_steps=100_000,
         ),
-        collect=dict(n_sample=256, discount_factor=0.98, gae_lambda=0.8),
-        # 8 rollouts of 32 steps x 8 envs; a minibatch is 8 envs' whole rollouts (256 rows)
+        collect=dict(n_sample=512, discount_factor=0.99, gae_lambda=0.95),
+        # 8 rollouts of 64 steps x 8 envs; a minibatch is 8 envs' whole rollouts (512 rows)
         aux=dict(interval=8, mini_batch_size=8, mini_batch_length=None, num_updates_per_train_iter=6,
                  policy_kl_loss_weight=1.0),
         eval=dict(evaluator=dict(eval_freq=80)),

@@ -12,8 +12,8 @@ main_config = dict(
     policy=dict(
         model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
         learn=dict(
-            epoch_per_collect=20,
-            batch_size=256,
+            epoch_per_collect=10,
+            batch_size=128,
             learning_rate=1e-3,
             clip_ratio=0.2,
             entropy_weight=0.0,
@@ -21,9 +21,9 @@ main_config = dict(
             clip_decay=True,
             decay_env_steps=100_000,
         ),
-        # 32 steps of each of the 8 envs per rollout
-        collect=dict(n_sample=256, discount_factor=0.98, gae_lambda=0.8),
-        # one rollout makes 20 updates: evaluate every 4 rollouts (1024 env steps)
+        # 64 steps of each of the 8 envs per rollout
+        collect=dict(n_sample=512, discount_factor=0.99, gae_lambda=0.95),
+        # one rollout makes 10 x 4 = 40 updates: evaluate every 2 rollouts (1024 env steps)
         eval=dict(evaluator=dict(eval_freq=80)),
     ),
 )
