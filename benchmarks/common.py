@@ -120,8 +120,11 @@ def merge_overrides(defaults: Iterable[str], extra: Iterable[str]) -> list[str]:
 def applicable_overrides(config: str, overrides: Iterable[str]) -> tuple[list[str], list[str]]:
     """The overrides whose key `config` has, and those it lacks (tidal refuses unknown keys).
 
-    Imports tidal, so only the tidal-side scripts may call it.
+    Imports tidal, so only the tidal-side scripts may call it; the checkout's tidal comes first, as it
+    does for the `python -m tidal` runs started from the repo root.
     """
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
     from tidal.config import compile_config, resolve_config_source
 
     cfg = compile_config(*resolve_config_source(config))
@@ -135,6 +138,16 @@ def applicable_overrides(config: str, overrides: Iterable[str]) -> tuple[list[st
             node = node[key]
         (kept if found else dropped).append(item)
     return kept, dropped
+
+
+def check_tidal_config(config: str, overrides: Iterable[str]) -> None:
+    """Exits before any run starts when `config` cannot be built or lacks the key of an override."""
+    try:
+        _, dropped = applicable_overrides(config, overrides)
+    except Exception as err:  # a missing config, env package or bad value: name it in one line
+        raise SystemExit(f'error: config {config}: {type(err).__name__}: {err}') from None
+    if dropped:
+        raise SystemExit(f"error: config {config} has no key for {', '.join(dropped)}")
 
 
 def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str]) -> list[str]:

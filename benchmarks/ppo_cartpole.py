@@ -51,7 +51,6 @@ TIDAL_OVERRIDES = [
     'policy.model.encoder_hidden_sizes=[64,64]',
     'policy.model.activation=tanh',
     'policy.model.share_encoder=false',
-    'policy.model.orthogonal_init=true',
     # train iterations are minibatch updates: one rollout makes EPOCHS * ceil(ROLLOUT / BATCH) of them
     f'policy.eval.evaluator.eval_freq={EPOCHS * math.ceil(ROLLOUT / BATCH)}',
 ]

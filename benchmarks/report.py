@@ -4,6 +4,7 @@ Libraries evaluate on different env-step grids (tidal every N train iterations a
 SB3 every N env steps), so a value "at" an env step is always the last evaluation at or before it;
 cells say which env step they come from whenever it differs from the milestone.
 """
+import math
 import statistics
 from pathlib import Path
 
@@ -99,3 +100,35 @@ def markdown_table(rows: dict[str, dict], marks: list[int], first_column: str = 
             [f"{row['wall_time']:.0f}", f"{row['env_steps_per_s']:.1f}", f"{row['updates_per_s']:.1f}"]
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
+
+
+def steps_to(evals: list[dict], level: float) -> int | None:
+    """Env step of the first evaluation whose mean return is at least `level`, None if there is none."""
+    return next((row['env_step'] for row in evals if row['return_mean'] >= level), None)
+
+
+def steps_to_summary(runs: list[dict], level: float) -> dict:
+    """Env steps to `level` per seed and their median, a seed that never got there counting as slower
+    than every seed that did (so the median is None, "not reached", once half the seeds miss it)."""
+    per_seed = [steps_to(run['evals'], level) for run in runs]
+    median = statistics.median(math.inf if s is None else s for s in per_seed)
+    return {'level': level, 'median': None if math.isinf(median) else median, 'per_seed': per_seed,
+            'reached': sum(s is not None for s in per_seed)}
+
+
+def steps_cell(summary: dict) -> str:
+    """A `steps_to_summary` as a table cell: the median and how many seeds reached the level."""
+    median = 'not reached' if summary['median'] is None else fmt_steps(summary['median'])
+    return f"{median} ({summary['reached']}/{len(summary['per_seed'])})"
+
+
+def curve_mean(evals: list[dict], budget: int) -> float:
+    """Mean eval return from the first evaluation to env step `budget`: the area under the curve that
+    holds each evaluation until the next one (as `eval_at` reads it) divided by the span, so runs that
+    evaluate on different env-step grids compare fairly."""
+    rows = [row for row in evals if row['env_step'] <= budget]
+    start = rows[0]['env_step']
+    if budget <= start:
+        return rows[-1]['return_mean']
+    ends = [row['env_step'] for row in rows[1:]] + [budget]
+    return sum(row['return_mean'] * (end - row['env_step']) for row, end in zip(rows, ends)) / (budget - start)
