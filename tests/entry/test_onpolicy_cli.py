@@ -134,3 +134,16 @@ def test_sigterm_stopped_ppg_run_resumes_to_identical_weights(tmp_path, monkeypa
         assert torch.equal(a, b)
     assert (tmp_path / 'whole' / 'evals.csv').read_text().count('\n') == \
         (tmp_path / 'stopped' / 'evals.csv').read_text().count('\n')
+
+
+@pytest.mark.parametrize('override, key', [
+    ('policy.random_collect_size=100', 'policy.random_collect_size'),
+    ('policy.priority=true', 'policy.priority'),
+    ('policy.collect.unroll_len=4', 'policy.collect.unroll_len'),
+    ('policy.learn.update_per_collect=4', 'policy.learn.update_per_collect'),
+])
+def test_off_policy_keys_are_refused_by_name_and_leave_no_run_folder(override, key, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=f'^{key}: .ppo. learns on-policy'):
+        serial_pipeline_onpolicy('cartpole_ppo', max_env_step=100, overrides=[override], progress=False)
+    assert not any(tmp_path.iterdir())

@@ -35,11 +35,15 @@ class RolloutFeed:
     `batch_size` rows (the last one of a pass may be smaller); nothing is kept for later."""
 
     def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
-        for key, unsupported in (('random_collect_size', cfg.policy.random_collect_size > 0),
-                                 ('priority', cfg.policy.priority)):
-            if unsupported:
+        ignored = (('random_collect_size', cfg.policy.random_collect_size > 0, 'no warm-up'),
+                   ('priority', cfg.policy.priority, 'no prioritized replay'),
+                   ('collect.unroll_len', cfg.policy.collect.unroll_len != 1, 'no sequence samples'),
+                   ('learn.update_per_collect', cfg.policy.learn.update_per_collect != 1,
+                    'its updates per rollout set by learn.epoch_per_collect and learn.batch_size'))
+        for key, set_by_user, what in ignored:
+            if set_by_user:
                 raise ConfigError(f"policy.{key}: '{cfg.policy.type}' learns on-policy, from each fresh "
-                                  f'rollout, so it has no {key.replace("_", " ")}; leave the key out')
+                                  f'rollout, so it has {what}; leave the key out')
         self.policy, self.collector, self.learner = policy, collector, learner
         self.n_sample = cfg.policy.collect.n_sample
         self.batch_size = cfg.policy.learn.batch_size
