@@ -58,6 +58,7 @@ class AuxPhaseFeed(RolloutFeed):
                 index = (order[first:first + self.mini_batch_size, None] + offsets).flatten()
                 batch = self.buffer.sample_index(index)
                 del batch['index']
+                batch['env_step'] = self.collector.env_step
                 self.learner.train_phase('aux', self.aux_mode, batch)
         self.buffer.clear()
 

@@ -43,7 +43,8 @@ class PPGPolicy(PPOPolicy):
             # (float >= 0) beta_clone: weight of KL(pi_old || pi), which keeps the policy where it was
             # while its network learns the value.
             policy_kl_loss_weight=1.0,
-            # (float > 0 or None) Adam learning rate of the auxiliary phase (None: learn.learning_rate).
+            # (float > 0 or None) Adam learning rate of the auxiliary phase (None: learn.learning_rate); it decays
+            # with learn.lr_decay.
             learning_rate=None,
         ),
     )
@@ -78,6 +79,12 @@ class PPGPolicy(PPOPolicy):
         self._old_model.load_state_dict(self._model.state_dict())
 
     def _forward_aux(self, batch: dict[str, Any]) -> dict[str, Any]:
+        learn = self._cfg.learn
+        lr = self._cfg.aux.learning_rate or learn.learning_rate
+        if learn.lr_decay:  # the auxiliary phase follows the policy phase's schedule
+            lr *= self._remaining(int(batch.get('env_step', 0)))
+        for group in self._aux_optimizer.param_groups:
+            group['lr'] = lr
         observation, mask = split_action_mask(batch['obs'])
         dist, value, aux_value = self._model(observation, require_aux=True, action_mask=mask)
         with torch.no_grad():

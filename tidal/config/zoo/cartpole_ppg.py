@@ -11,6 +11,9 @@ main_config = dict(
         stop_value=500,
     ),
     policy=dict(
+        # rewards divided by the running std of the return: value targets of order 1, which PPG's auxiliary
+        # phase needs (its value losses share the policy network with a KL term of order 0.01)
+        normalize=dict(reward=True),
         model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
         learn=dict(
             epoch_per_collect=10,

@@ -10,6 +10,9 @@ main_config = dict(
         stop_value=200,
     ),
     policy=dict(
+        # rewards divided by the running std of the return (value targets of order 1), as in the PPG config,
+        # so that the two compare
+        normalize=dict(reward=True),
         model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
         learn=dict(
             epoch_per_collect=4,

@@ -15,6 +15,9 @@ main_config = dict(
         stop_value=None,
     ),
     policy=dict(
+        # rewards divided by the running std of the return: value targets of order 1, which PPG's auxiliary
+        # phase needs (its value losses share the policy network with a KL term of order 0.01)
+        normalize=dict(reward=True),
         model=dict(conv_channels=[16], conv_kernel_sizes=[3], conv_strides=[1], encoder_hidden_sizes=[128],
                    activation='relu', share_encoder=False),
         learn=dict(

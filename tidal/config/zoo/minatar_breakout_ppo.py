@@ -13,6 +13,9 @@ main_config = dict(
         stop_value=None,
     ),
     policy=dict(
+        # rewards divided by the running std of the return (value targets of order 1), as in the PPG config,
+        # so that the two compare
+        normalize=dict(reward=True),
         model=dict(conv_channels=[16], conv_kernel_sizes=[3], conv_strides=[1], encoder_hidden_sizes=[128],
                    activation='relu', share_encoder=False),
         learn=dict(
