@@ -107,7 +107,7 @@ def recorded_feed():
         return rollout
 
     def recording_forward(batch):
-        batches.append({key: value.clone() for key, value in batch.items()})
+        batches.append({key: value.clone() for key, value in batch.items() if key != 'env_step'})
         return aux_forward(batch)
 
     feed.collector.collect = recording_collect
@@ -187,3 +187,17 @@ def test_mini_batch_length_that_does_not_divide_the_steps_per_env_is_a_config_er
     with pytest.raises(ConfigError, match=r'policy\.aux\.mini_batch_length \(3\) must divide the steps per env '
                                           r'of a rollout \(8 '):
         build_feed('policy.aux.mini_batch_length=3')
+
+
+@pytest.mark.parametrize('aux_lr', [None, 4e-3])
+def test_the_aux_learning_rate_decays_with_the_policy_phase(aux_lr):
+    cfg = PPGPolicy.default_config()
+    cfg.model.update(obs_shape=3, action_shape=3, encoder_hidden_sizes=[16])
+    cfg.learn.update(learning_rate=1e-2, lr_decay=True, decay_env_steps=1000)
+    cfg.aux.learning_rate = aux_lr
+    policy = PPGPolicy(cfg)
+    base = aux_lr or 1e-2
+    for env_step, remaining in ((0, 1.0), (250, 0.75), (1000, 0.0), (4000, 0.0)):
+        policy.aux_mode.reset()
+        policy.aux_mode.forward({**aux_batch(), 'env_step': env_step})
+        assert policy._aux_optimizer.param_groups[0]['lr'] == pytest.approx(base * remaining)
