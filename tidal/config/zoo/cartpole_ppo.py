@@ -11,7 +11,7 @@ main_config = dict(
     ),
     policy=dict(
         # rewards divided by the running std of the return (value targets of order 1), as in the PPG config,
-        # so that the two compare; on CartPole it also halved the env steps to 500
+        # so that the two compare; it also brought 500 forward from 11.3k to 7.2k env steps (median of 3 seeds)
         normalize=dict(reward=True),
         model=dict(encoder_hidden_sizes=[64, 64], activation='tanh', share_encoder=False),
         learn=dict(
