@@ -45,8 +45,9 @@ def probe_env(cfg: dict, args: ModelArgs, policy_cls: type, env_cls: Callable[..
         if model_cfg.get('action_space') is None:
             model_cfg['action_space'] = env_space
         elif model_cfg['action_space'] != env_space:
-            raise ConfigError(f"config key 'policy.model.action_space' is {model_cfg['action_space']!r} but env "
-                              f"'{env_name(cfg['env'])}' has {env_space!r} actions; leave the key out to take the env's")
+            raise ConfigError(f"config key 'policy.model.action_space' is {model_cfg['action_space']!r} but "
+                              f"env '{env_name(cfg['env'])}' has {env_space!r} actions; leave the key out to take "
+                              f"the env's")
     return info
 
 

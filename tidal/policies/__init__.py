@@ -8,4 +8,5 @@ from tidal.policies.sac_v import SACVPolicy
 from tidal.policies.sqil_sac import SQILSACPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 
-__all__ = ['DiscreteSACPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy', 'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']
+__all__ = ['DiscreteSACPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy',
+           'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']

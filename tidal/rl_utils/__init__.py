@@ -7,6 +7,5 @@ from tidal.rl_utils.td import (compare_through_return, gather_action, q_1step_td
                                v_1step_td_error)
 
 __all__ = ['StepType', 'compare_through_return', 'explained_variance', 'gae', 'gather_action', 'gumbel_max_sample',
-           'masked_logits',
-           'normalize_advantage', 'ppo_policy_loss', 'ppo_value_loss', 'q_1step_td_error', 'tanh_gaussian_log_prob',
+           'masked_logits', 'normalize_advantage', 'ppo_policy_loss', 'ppo_value_loss', 'q_1step_td_error', 'tanh_gaussian_log_prob',
            'step_type', 'tanh_gaussian_sample', 'td_target', 'v_1step_td_error']

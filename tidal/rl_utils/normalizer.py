@@ -60,7 +60,7 @@ class RunningMeanStd:
         for key in ('mean', 'var'):
             if state[key].shape != self.shape:
                 raise NormalizerError(f'saved RunningMeanStd {key} has shape {tuple(state[key].shape)}, '
-                                           f'this one has shape {tuple(self.shape)}')
+                                      f'this one has shape {tuple(self.shape)}')
         device = self.mean.device
         self.mean, self.var, self.count = (state[key].to(device=device, dtype=torch.float64).clone()
                                            for key in ('mean', 'var', 'count'))
@@ -84,7 +84,7 @@ class RewardScaler:
             self.returns = torch.zeros(reward.shape, dtype=torch.float64, device=self.device)
         elif reward.shape != self.returns.shape:
             raise NormalizerError(f'RewardScaler holds returns of {tuple(self.returns.shape)} envs, '
-                             f'got rewards of shape {tuple(reward.shape)}')
+                                  f'got rewards of shape {tuple(reward.shape)}')
         reward = reward.to(device=self.device, dtype=torch.float64)
         self.returns = self.returns * self.gamma + reward
         self.return_rms.update(self.returns)
