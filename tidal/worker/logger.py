@@ -39,7 +39,11 @@ class RunLogger:
             _truncate(self._text_path, resume_from['text_bytes'])
             _truncate(self._evals_path, resume_from['evals_bytes'])
             purge_step = resume_from['env_step'] + 1
-        self._writer = SummaryWriter(str(self.run_dir / 'log'), purge_step=purge_step, flush_secs=FLUSH_SECS)
+        # event files are named by the second they open in: a resume within the same second as the killed
+        # process would reopen (and overwrite) its file, so each writer of the run adds its own number
+        earlier = len(list((self.run_dir / 'log').glob('events.out.tfevents.*')))
+        self._writer = SummaryWriter(str(self.run_dir / 'log'), purge_step=purge_step, flush_secs=FLUSH_SECS,
+                                     filename_suffix=f'.{earlier}')
         self._writer.flush()  # the event file holds its header from the start, never 0 bytes
         self._text = open(self._text_path, 'a', buffering=1, encoding='utf-8')
 
