@@ -1,5 +1,6 @@
 import sys
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -101,3 +102,42 @@ def test_infer_shapes_rejects_a_discrete_observation_space():
 def test_spaces_are_built_once(counter_env):
     env = counter_env()
     assert env.spaces() is env.spaces()
+
+
+class BoolGrid(gymnasium.Env):
+    """MinAtar-like: a channel-last image of booleans, and a vector observation variant of int64."""
+
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, image=True):
+        self.observation_space = (gymnasium.spaces.Box(0, 1, (5, 5, 3), bool) if image
+                                  else gymnasium.spaces.Box(0, 9, (4, ), np.int64))
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+
+gymnasium.register('tidal-test/BoolGrid-v0', entry_point=BoolGrid)
+
+
+@pytest.mark.parametrize('image, dtype', [(True, np.uint8), (False, np.float32)])
+def test_images_of_bytes_or_booleans_stay_one_byte_per_value_and_vectors_become_float32(image, dtype):
+    env = GymEnv({'env_id': 'tidal-test/BoolGrid-v0', 'env_kwargs': {'image': image}}).make()
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.dtype == dtype and obs.dtype == dtype
+
+
+def test_minatar_ids_register_themselves_or_name_the_missing_package():
+    env = GymEnv({'env_id': 'MinAtar/Breakout-v1'})
+    try:
+        import minatar  # noqa: F401
+    except ImportError:
+        with pytest.raises(EnvError, match=r"MinAtar/Breakout-v1.*pip install minatar"):
+            env.make()
+        return
+    obs, _ = env.make().reset(seed=0)
+    assert obs.shape == (10, 10, 4) and obs.dtype == np.uint8
