@@ -117,8 +117,8 @@ def test_snapshot_of_another_env_is_refused_before_any_env_changes():
         snapshot = pendulum.snapshot()
     with make_env_manager(GymEnv({'env_id': 'CartPole-v1'}).make, 'base', 2) as cartpole:
         cartpole.reset(seed=0)
-        with pytest.raises(EnvSnapshotError, match='^a snapshot of RescaleAction > TimeLimit > OrderEnforcing > '
-                                                   'PassiveEnvChecker > PendulumEnv does not fit the env '
+        with pytest.raises(EnvSnapshotError, match='^a snapshot of ClipToBounds > RescaleAction > TimeLimit > '
+                                                   'OrderEnforcing > PassiveEnvChecker > PendulumEnv does not fit the env '
                                                    'TimeLimit > OrderEnforcing > PassiveEnvChecker > CartPoleEnv$'):
             cartpole.restore(snapshot)
 

@@ -29,6 +29,15 @@ def test_normalize_action_false_keeps_the_env_bounds():
     np.testing.assert_array_equal(env.action_space.high, [2.0])
 
 
+@pytest.mark.parametrize('normalize, action, torque', [(True, 3.0, 2.0), (True, -7.5, -2.0), (False, 5.0, 2.0),
+                                                       (False, 1.5, 1.5)])
+def test_actions_beyond_the_bounds_reach_the_env_clipped(normalize, action, torque):
+    env = GymEnv({'env_id': 'Pendulum-v1', 'normalize_action': normalize}).make()
+    env.reset(seed=0)
+    env.step(np.array([action], dtype=np.float32))
+    assert env.unwrapped.last_u == pytest.approx(torque)
+
+
 def test_float64_box_observations_are_cast_to_float32(counter_env):
     env = counter_env(obs_dtype='float64').make()
     obs, _ = env.reset()

@@ -169,28 +169,27 @@ def test_decay_without_decay_env_steps_is_a_config_error(decay):
         make_ppo(learn={decay: True})
 
 
-def test_continuous_collect_clips_the_env_action_but_stores_the_raw_one():
+def test_continuous_collect_learns_from_the_unclipped_sample():
     torch.manual_seed(0)
     policy = make_ppo(action_space='continuous', model=dict(log_std_init=1.0))  # std e: many samples beyond 1
     obs = torch.randn(64, 3)
     output = policy.collect_mode.forward(obs)
-    assert output['action'].abs().max() <= 1.0
-    assert output['raw_action'].abs().max() > 1.0
-    assert torch.equal(output['action'], output['raw_action'].clamp(-1.0, 1.0))
+    assert output['action'].abs().max() > 1.0  # the env adapter clips it (tests/envs/test_gym_env.py)
     stored = policy.collect_mode.process_transition(obs, output, timestep(obs, torch.zeros(64)))
     sample = policy.collect_mode.get_train_sample(stored, EnvLayout(num_envs=64, steps=1))
-    assert torch.equal(sample['action'], output['raw_action'])
-    with torch.no_grad():  # the log-probability learned from is that of the unclipped sample
-        assert torch.allclose(sample['log_prob'], policy.model.policy(obs).log_prob(output['raw_action']))
+    assert torch.equal(sample['action'], output['action'])
+    with torch.no_grad():  # the log-probability learned from is that of the sample as drawn
+        assert torch.allclose(sample['log_prob'], policy.model.policy(obs).log_prob(output['action']))
 
 
-def test_continuous_eval_is_deterministic_and_bounded():
+def test_continuous_eval_is_the_deterministic_mean():
     torch.manual_seed(0)
     policy = make_ppo(action_space='continuous', model=dict(log_std_init=1.0))
     obs = torch.randn(16, 3) * 100
     first, second = policy.eval_mode.forward(obs)['action'], policy.eval_mode.forward(obs)['action']
     assert torch.equal(first, second)
-    assert first.abs().max() <= 1.0
+    with torch.no_grad():
+        assert torch.allclose(first, policy.model.policy(obs).mean)
 
 
 def test_collect_never_picks_a_masked_action():

@@ -1,7 +1,7 @@
 """The gymnasium adapter: env type 'gym' builds wrapped gymnasium envs from the `env` config section.
 
 Wrapping is the same for every env so that policies see one convention: Box actions in [-1, 1]
-(when `normalize_action`) and float32 Box observations.
+(when `normalize_action`) and clipped to the bounds, float32 vector observations and uint8 images.
 """
 from __future__ import annotations
 
@@ -17,6 +17,17 @@ from tidal.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
 from tidal.errors import EnvError
 from tidal.registry import ENV_REGISTRY
+
+
+class ClipToBounds(gymnasium.ActionWrapper):
+    """Clips Box actions to the bounds of the action space, which it keeps as they are.
+
+    gymnasium's `ClipAction` widens the space to infinity instead, which would hide the bounds from
+    everything reading the space (shape inference, demonstration metadata, random actions).
+    """
+
+    def action(self, action: np.ndarray) -> np.ndarray:
+        return np.clip(action, self.action_space.low, self.action_space.high)
 
 
 @ENV_REGISTRY.register('gym')
@@ -61,6 +72,10 @@ class GymEnv:
         action_space = env.action_space
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
+        if _is_bounded_box(env.action_space):
+            # a Gaussian policy (PPO's) samples unbounded actions and learns from them as drawn; the env
+            # gets them clipped to its bounds, whatever those are
+            env = ClipToBounds(env)
         obs_space = env.observation_space
         if isinstance(obs_space, gym_spaces.Box):
             dtype = _observation_dtype(obs_space)

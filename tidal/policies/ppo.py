@@ -3,7 +3,7 @@
 Schulman et al. 2017, "Proximal Policy Optimization Algorithms" (arXiv 1707.06347), with the advantages
 of GAE(lambda) (Schulman et al. 2016, arXiv 1506.02438). Discrete actions come from a categorical
 distribution (with an optional action mask, obs = {'observation', 'action_mask'}); continuous ones from
-a Gaussian with a state-independent log std, clipped to the env's [-1, 1] only when they are sent to it.
+a Gaussian with a state-independent log std, learned from as sampled (the env adapter clips them).
 Observation normalisation and reward scaling, as Stable-Baselines3's VecNormalize does them, are
 options whose statistics travel in the checkpoint and apply at eval.
 """
@@ -97,10 +97,6 @@ class PPOPolicy(Policy):
         if normalize.reward:
             self._reward_scaler = RewardScaler(self._cfg.collect.discount_factor, normalize.clip, self._device)
         return super()._build_model()
-
-    @property
-    def continuous(self) -> bool:
-        return self._model.action_space == 'continuous'
 
     def _observation(self, obs: Any, update: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         """(network input, action mask): the observation normalized by the running statistics, which
@@ -210,8 +206,8 @@ class PPOPolicy(Policy):
         observation, mask = self._observation(obs, update=True)
         action = self._model.act(observation, action_mask=mask)
         return {
-            # a Gaussian sample is learned from as drawn; the env gets it clipped to its bounds
-            'action': action.clamp(-1.0, 1.0) if self.continuous else action, 'raw_action': action,
+            # a Gaussian sample is learned from as drawn: the env adapter clips it to the env's bounds
+            'action': action,
             'obs': observation if mask is None else {'observation': observation, 'action_mask': mask},
         }
 
@@ -226,7 +222,7 @@ class PPOPolicy(Policy):
             bootstrap_value[cut] = self._value_of(_rows(timestep.next_obs, cut))
         self._next_obs = timestep.next_obs  # the rollout's last step bootstraps from it
         return {
-            'obs': policy_output['obs'], 'action': policy_output['raw_action'], 'reward': reward,
+            'obs': policy_output['obs'], 'action': policy_output['action'], 'reward': reward,
             'terminated': timestep.terminated, 'truncated': timestep.truncated, 'bootstrap_value': bootstrap_value,
         }
 
@@ -275,8 +271,7 @@ class PPOPolicy(Policy):
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
         """The most likely action under the frozen statistics."""
         observation, mask = self._observation(obs)
-        action = self._model.act(observation, action_mask=mask, deterministic=True)
-        return {'action': action.clamp(-1.0, 1.0) if self.continuous else action}
+        return {'action': self._model.act(observation, action_mask=mask, deterministic=True)}
 
 
 def _rows(obs: Any, index: torch.Tensor) -> Any:
