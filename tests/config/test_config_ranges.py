@@ -218,6 +218,14 @@ def test_sizes_that_cannot_fit_are_refused_before_allocation(monkeypatch):
         'transitions (36 bytes each), more than the 21.3 GB of memory available')
 
 
+def test_ppg_aux_buffer_of_interval_rollouts_that_cannot_fit_is_refused(monkeypatch):
+    monkeypatch.setattr(limits, 'available_memory', lambda: 21_300_000_000)
+    # interval x n_sample = 1e9 x 512 transitions of 4 x (4 + 4 + 1 + 1 + 1) = 44 bytes
+    assert error_of('cartpole_ppg', 'policy.aux.interval=1000000000') == (
+        'policy.aux.interval=1000000000 needs about 22.5 TB for CartPole-v1 transitions (44 bytes each), more '
+        'than the 21.3 GB of memory available')
+
+
 def test_memory_check_is_skipped_where_memory_cannot_be_read(monkeypatch):
     monkeypatch.setattr(limits, 'available_memory', lambda: None)
     cfg = compile_config(*resolve_config_source('pendulum_sac'),
