@@ -2,6 +2,7 @@
 from tidal.models.actor_critic import ActorCritic, DisjointPolicyValueNetwork
 from tidal.models.heads import DiscreteHead, GaussianHead
 from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
+from tidal.models.muzero import MuZeroModel
 from tidal.models.qac import ContinuousQAC, DiscreteQAC
 from tidal.models.qvac import ContinuousQVAC, StateValue
 from tidal.models.taac import TrajectoryCritic, TrajectoryQAC
@@ -9,5 +10,5 @@ from tidal.models.target import TargetNetwork
 from tidal.models.temperature import Temperature
 
 __all__ = ['ActorCritic', 'ContinuousQAC', 'ContinuousQVAC', 'DiscreteHead', 'DiscreteQAC',
-           'DisjointPolicyValueNetwork', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead', 'StateValue',
-           'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']
+           'DisjointPolicyValueNetwork', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead', 'MuZeroModel',
+           'StateValue', 'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']
