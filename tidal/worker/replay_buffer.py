@@ -11,7 +11,7 @@ prioritized buffer relies on this to keep its priority tree aligned with the col
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import torch
@@ -79,6 +79,17 @@ def _set_leaf(tree: dict, path: KeyPath, value: Any) -> None:
     for key in path[:-1]:
         tree = tree.setdefault(key, {})
     tree[path[-1]] = value
+
+
+def key_mismatch_message(expected_paths: Iterable[KeyPath], given_paths: Iterable[KeyPath]) -> str:
+    """One line naming the columns a batch lacks and those it adds (with the closest known name)."""
+    expected = {_path_name(path) for path in expected_paths}
+    given = {_path_name(path) for path in given_paths}
+    parts = [f"missing column '{name}'" for name in sorted(expected - given)]
+    for name in sorted(given - expected):
+        close = difflib.get_close_matches(name, sorted(expected), n=1)
+        parts.append(f"unexpected column '{name}'" + (f" (did you mean '{close[0]}'?)" if close else ''))
+    return 'batch does not match the buffer columns: ' + '; '.join(parts)
 
 
 def _gather(columns: dict, index: torch.Tensor) -> dict:
@@ -163,7 +174,7 @@ class ReplayBuffer:
         values = _flatten_batch(batch, (), {})
         if self._flat_columns:
             if values.keys() != self._flat_columns.keys():
-                raise ReplayBufferError(self._key_mismatch_message(values.keys()))
+                raise ReplayBufferError(key_mismatch_message(self._flat_columns, values.keys()))
             for path, value in values.items():
                 column = self._flat_columns[path]
                 if value.shape[1:] != column.shape[1:]:
@@ -184,18 +195,6 @@ class ReplayBuffer:
             counts = {_path_name(path): value.shape[0] for path, value in values.items()}
             raise ReplayBufferError(f'all columns must hold the same number of transitions, got {counts}')
         return values, count
-
-    def _key_mismatch_message(self, got: Any) -> str:
-        expected = {_path_name(path) for path in self._flat_columns}
-        given = {_path_name(path) for path in got}
-        parts = []
-        for name in sorted(expected - given):
-            parts.append(f"missing column '{name}'")
-        for name in sorted(given - expected):
-            close = difflib.get_close_matches(name, sorted(expected), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ''
-            parts.append(f"unexpected column '{name}'{hint}")
-        return 'batch does not match the buffer columns: ' + '; '.join(parts)
 
     def _allocate(self, values: dict[KeyPath, torch.Tensor]) -> None:
         for path, value in values.items():
