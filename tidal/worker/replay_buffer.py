@@ -81,7 +81,7 @@ def _set_leaf(tree: dict, path: KeyPath, value: Any) -> None:
     tree[path[-1]] = value
 
 
-def key_mismatch_message(expected_paths: Iterable[KeyPath], given_paths: Iterable[KeyPath]) -> str:
+def _key_mismatch_message(expected_paths: Iterable[KeyPath], given_paths: Iterable[KeyPath]) -> str:
     """One line naming the columns a batch lacks and those it adds (with the closest known name)."""
     expected = {_path_name(path) for path in expected_paths}
     given = {_path_name(path) for path in given_paths}
@@ -90,6 +90,22 @@ def key_mismatch_message(expected_paths: Iterable[KeyPath], given_paths: Iterabl
         close = difflib.get_close_matches(name, sorted(expected), n=1)
         parts.append(f"unexpected column '{name}'" + (f" (did you mean '{close[0]}'?)" if close else ''))
     return 'batch does not match the buffer columns: ' + '; '.join(parts)
+
+
+def check_fits_columns(values: dict[KeyPath, torch.Tensor], columns: dict[KeyPath, torch.Tensor], leading_dims: int,
+                       row: str) -> None:
+    """A batch's leaves [N, *leaf_shape] must be exactly the allocated columns [*leading, *leaf_shape], with
+    their per-`row` shapes and dtypes, or a one-line ReplayBufferError names the first that is not."""
+    if values.keys() != columns.keys():
+        raise ReplayBufferError(_key_mismatch_message(columns, values.keys()))
+    for path, value in values.items():
+        column = columns[path]
+        if value.shape[1:] != column.shape[leading_dims:]:
+            raise ReplayBufferError(f"column '{_path_name(path)}': expected per-{row} shape "
+                                    f'{tuple(column.shape[leading_dims:])}, got {tuple(value.shape[1:])} '
+                                    f'(batch shape {tuple(value.shape)})')
+        if value.dtype != column.dtype:
+            raise ReplayBufferError(f"column '{_path_name(path)}': expected dtype {column.dtype}, got {value.dtype}")
 
 
 def _gather(columns: dict, index: torch.Tensor) -> dict:
@@ -173,18 +189,7 @@ class ReplayBuffer:
             raise ReplayBufferError(f'extend expects a non-empty dict of columns, got {type(batch).__name__}')
         values = _flatten_batch(batch, (), {})
         if self._flat_columns:
-            if values.keys() != self._flat_columns.keys():
-                raise ReplayBufferError(key_mismatch_message(self._flat_columns, values.keys()))
-            for path, value in values.items():
-                column = self._flat_columns[path]
-                if value.shape[1:] != column.shape[1:]:
-                    raise ReplayBufferError(
-                        f"column '{_path_name(path)}': expected per-transition shape "
-                        f'{tuple(column.shape[1:])}, got {tuple(value.shape[1:])} '
-                        f'(batch shape {tuple(value.shape)})')
-                if value.dtype != column.dtype:
-                    raise ReplayBufferError(f"column '{_path_name(path)}': expected dtype {column.dtype}, "
-                                            f'got {value.dtype}')
+            check_fits_columns(values, self._flat_columns, leading_dims=1, row='transition')
         else:
             reserved = [key for key in batch if key in self.reserved_keys]
             if reserved:

@@ -20,7 +20,7 @@ import torch
 
 from tidal.errors import CheckpointError, ConfigError
 from tidal.worker.replay_buffer import (KeyPath, ReplayBufferError, _flatten_batch, _iter_leaves, _path_name,
-                                         _set_leaf, key_mismatch_message)
+                                         _set_leaf, check_fits_columns)
 
 # the columns that mark episode ends; an episode ends at a step where either is true
 EPISODE_END_KEYS = ('terminated', 'truncated')
@@ -151,16 +151,7 @@ class TrajectoryBuffer:
             raise ReplayBufferError(f'a batch of {rows} rows cannot be split into steps of {self._num_envs} '
                                     f'envs; extend expects steps * num_envs step-major rows')
         if self._flat_columns:
-            if values.keys() != self._flat_columns.keys():
-                raise ReplayBufferError(key_mismatch_message(self._flat_columns, values.keys()))
-            for path, value in values.items():
-                column = self._flat_columns[path]
-                if value.shape[1:] != column.shape[2:]:
-                    raise ReplayBufferError(f"column '{_path_name(path)}': expected per-step shape "
-                                            f'{tuple(column.shape[2:])}, got {tuple(value.shape[1:])}')
-                if value.dtype != column.dtype:
-                    raise ReplayBufferError(f"column '{_path_name(path)}': expected dtype {column.dtype}, "
-                                            f'got {value.dtype}')
+            check_fits_columns(values, self._flat_columns, leading_dims=2, row='step')
         steps = rows // self._num_envs
         return {path: value.reshape(steps, self._num_envs, *value.shape[1:])
                 for path, value in values.items()}, steps
