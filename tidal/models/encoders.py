@@ -26,6 +26,32 @@ class MLPEncoder(nn.Module):
         return self.net(obs)
 
 
+def conv_layers(image_channels: int, channels: Sequence[int], kernel_sizes: Sequence[int],
+                strides: Sequence[int]) -> tuple[list[nn.Module], int]:
+    """Conv layers, each followed by ReLU, and the number of channels they end with."""
+    if not len(channels) == len(kernel_sizes) == len(strides):
+        raise ValueError(f'conv_channels {list(channels)}, conv_kernel_sizes {list(kernel_sizes)} and '
+                         f'conv_strides {list(strides)} must have the same length')
+    layers: list[nn.Module] = []
+    in_channels = image_channels
+    for out_channels, kernel_size, stride in zip(channels, kernel_sizes, strides):
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size, stride), nn.ReLU()]
+        in_channels = out_channels
+    return layers, in_channels
+
+
+def flat_dim_of(net: nn.Module, obs_shape: Sequence[int]) -> int:
+    """Features `net` makes of one (H, W, C) image: it depends on every kernel and stride, so measure it."""
+    height, width, image_channels = (int(size) for size in obs_shape)
+    with torch.no_grad():
+        return net(torch.zeros(1, image_channels, height, width)).flatten(1).shape[1]
+
+
+def image_batch(obs: torch.Tensor, pixel_scale: float) -> torch.Tensor:
+    """[B, H, W, C] images of any dtype as float [B, C, H, W] for conv layers, times `pixel_scale`."""
+    return (obs.float() * pixel_scale).permute(0, 3, 1, 2)
+
+
 class ConvEncoder(nn.Module):
     """[B, H, W, C] images (gymnasium's channel-last layout, any dtype) -> [B, out_dim].
 
@@ -36,25 +62,15 @@ class ConvEncoder(nn.Module):
                  strides: Sequence[int], hidden_sizes: Sequence[int], activation: str = 'relu',
                  pixel_scale: float = 1.0) -> None:
         super().__init__()
-        if not len(channels) == len(kernel_sizes) == len(strides):
-            raise ValueError(f'conv_channels {list(channels)}, conv_kernel_sizes {list(kernel_sizes)} and '
-                             f'conv_strides {list(strides)} must have the same length')
-        height, width, image_channels = (int(size) for size in obs_shape)
-        layers: list[nn.Module] = []
-        in_channels = image_channels
-        for out_channels, kernel_size, stride in zip(channels, kernel_sizes, strides):
-            layers += [nn.Conv2d(in_channels, out_channels, kernel_size, stride), nn.ReLU()]
-            in_channels = out_channels
+        layers, _ = conv_layers(int(obs_shape[2]), channels, kernel_sizes, strides)
         self.conv = nn.Sequential(*layers, nn.Flatten())
-        with torch.no_grad():  # the flattened size depends on every kernel and stride: measure it
-            flat_dim = self.conv(torch.zeros(1, image_channels, height, width)).shape[1]
+        flat_dim = flat_dim_of(self.conv, obs_shape)
         self.mlp = mlp(flat_dim, hidden_sizes, activation=activation)
         self.pixel_scale = pixel_scale
         self.out_dim = hidden_sizes[-1] if hidden_sizes else flat_dim
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        pixels = obs.float() * self.pixel_scale
-        return self.mlp(self.conv(pixels.permute(0, 3, 1, 2)))
+        return self.mlp(self.conv(image_batch(obs, self.pixel_scale)))
 
 
 def build_encoder(obs_shape: Union[int, Sequence[int]], hidden_sizes: Sequence[int], activation: str,

@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from tidal.errors import TidalError
-from tidal.models.encoders import MLPEncoder
+from tidal.models.encoders import MLPEncoder, conv_layers, flat_dim_of, image_batch
 from tidal.models.mlp import mlp
 from tidal.registry import MODEL_REGISTRY
 from tidal.rl_utils.value_transform import support_to_value, value_to_support
@@ -80,25 +80,17 @@ class ConvRepresentation(nn.Module):
                  kernel_sizes: Sequence[int], strides: Sequence[int], num_res_blocks: int,
                  pixel_scale: float) -> None:
         super().__init__()
-        if not len(channels) == len(kernel_sizes) == len(strides) or not channels:
-            raise ValueError(f'conv_channels {list(channels)}, conv_kernel_sizes {list(kernel_sizes)} and '
-                             f'conv_strides {list(strides)} must have the same, non-zero length')
-        height, width, image_channels = (int(size) for size in obs_shape)
-        layers: list[nn.Module] = []
-        in_channels = image_channels
-        for out_channels, kernel_size, stride in zip(channels, kernel_sizes, strides):
-            layers += [nn.Conv2d(in_channels, out_channels, kernel_size, stride), nn.ReLU()]
-            in_channels = out_channels
-        layers += [ResidualBlock(in_channels) for _ in range(num_res_blocks)]
+        if not channels:
+            raise ValueError('conv_channels must name at least one conv layer: the residual blocks work on its '
+                             'channels')
+        layers, out_channels = conv_layers(int(obs_shape[2]), channels, kernel_sizes, strides)
+        layers += [ResidualBlock(out_channels) for _ in range(num_res_blocks)]
         self.conv = nn.Sequential(*layers, nn.Flatten())
-        with torch.no_grad():  # the flattened size depends on every kernel and stride: measure it
-            flat_dim = self.conv(torch.zeros(1, image_channels, height, width)).shape[1]
-        self.linear = nn.Linear(flat_dim, latent_size)
+        self.linear = nn.Linear(flat_dim_of(self.conv, obs_shape), latent_size)
         self.pixel_scale = pixel_scale
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        pixels = obs.float() * self.pixel_scale
-        return self.linear(self.conv(pixels.permute(0, 3, 1, 2)))
+        return self.linear(self.conv(image_batch(obs, self.pixel_scale)))
 
 
 @MODEL_REGISTRY.register('muzero')
