@@ -62,8 +62,8 @@ class PPGPolicy(PPOPolicy):
     # ----- the auxiliary phase ---------------------------------------------------------------
     def _init_learn(self) -> None:
         super()._init_learn()
-        aux = self._cfg.aux
-        self._aux_optimizer = adam(self._model.parameters(), aux.learning_rate or self._cfg.learn.learning_rate)
+        self._aux_learning_rate = self._cfg.aux.learning_rate or self._cfg.learn.learning_rate
+        self._aux_optimizer = adam(self._model.parameters(), self._aux_learning_rate)
         self._old_model = copy.deepcopy(self._model).requires_grad_(False)  # pi_old of the running phase
 
     @property
@@ -79,12 +79,8 @@ class PPGPolicy(PPOPolicy):
         self._old_model.load_state_dict(self._model.state_dict())
 
     def _forward_aux(self, batch: dict[str, Any]) -> dict[str, Any]:
-        learn = self._cfg.learn
-        lr = self._cfg.aux.learning_rate or learn.learning_rate
-        if learn.lr_decay:  # the auxiliary phase follows the policy phase's schedule
-            lr *= self._remaining(int(batch.get('env_step', 0)))
-        for group in self._aux_optimizer.param_groups:
-            group['lr'] = lr
+        # the auxiliary phase follows the policy phase's schedule
+        self._set_learning_rate(self._aux_optimizer, self._aux_learning_rate, batch)
         observation, mask = split_action_mask(batch['obs'])
         dist, value, aux_value = self._model(observation, require_aux=True, action_mask=mask)
         with torch.no_grad():

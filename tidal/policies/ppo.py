@@ -22,6 +22,7 @@ from tidal.policies.modes import EnvLayout, Timestep
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
+from tidal.worker.tensor import tree_map
 
 
 def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
@@ -125,14 +126,19 @@ class PPOPolicy(Policy):
         decay = self._cfg.learn.decay_env_steps
         return 1.0 if decay is None else max(0.0, 1.0 - env_step / decay)
 
-    def _schedule(self, batch: dict[str, Any]) -> tuple[float, float, Optional[float]]:
-        """(learning rate, clip ratio, value clip ratio) at the env step the batch was collected by."""
+    def _set_learning_rate(self, optimizer: torch.optim.Optimizer, base: float, batch: dict[str, Any]) -> float:
+        """Give `optimizer` the rate `base` decayed (with lr_decay) to the env step the batch was collected by."""
+        lr = base * (self._remaining(int(batch.get('env_step', 0))) if self._cfg.learn.lr_decay else 1.0)
+        for group in optimizer.param_groups:
+            group['lr'] = lr
+        return lr
+
+    def _clip_ratios(self, batch: dict[str, Any]) -> tuple[float, Optional[float]]:
+        """(clip ratio, value clip ratio), decayed (with clip_decay) to the env step of the batch."""
         learn = self._cfg.learn
-        remaining = self._remaining(int(batch.get('env_step', 0)))
-        lr = learn.learning_rate * (remaining if learn.lr_decay else 1.0)
-        clip_scale = remaining if learn.clip_decay else 1.0
-        value_clip = None if learn.value_clip_ratio is None else learn.value_clip_ratio * clip_scale
-        return lr, learn.clip_ratio * clip_scale, value_clip
+        scale = self._remaining(int(batch.get('env_step', 0))) if learn.clip_decay else 1.0
+        value_clip = None if learn.value_clip_ratio is None else learn.value_clip_ratio * scale
+        return learn.clip_ratio * scale, value_clip
 
     def _ppo_loss(self, batch: dict[str, Any], clip: float, value_clip: Optional[float]
                   ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -157,9 +163,8 @@ class PPOPolicy(Policy):
         }
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        lr, clip, value_clip = self._schedule(batch)
-        for group in self._optimizer.param_groups:
-            group['lr'] = lr
+        lr = self._set_learning_rate(self._optimizer, self._cfg.learn.learning_rate, batch)
+        clip, value_clip = self._clip_ratios(batch)
         loss, info = self._ppo_loss(batch, clip, value_clip)
         info['grad_norm'] = self._step(self._optimizer, loss)
         info.update(total_loss=loss.detach(), learning_rate=torch.tensor(lr), clip_ratio=torch.tensor(clip))
@@ -219,7 +224,7 @@ class PPOPolicy(Policy):
         cut = timestep.truncated | timestep.terminated if self._cfg.learn.ignore_done else timestep.truncated
         bootstrap_value = torch.zeros_like(reward)
         if bool(cut.any()):
-            bootstrap_value[cut] = self._value_of(_rows(timestep.next_obs, cut))
+            bootstrap_value[cut] = self._value_of(tree_map(lambda x: x[cut], timestep.next_obs))
         self._next_obs = timestep.next_obs  # the rollout's last step bootstraps from it
         return {
             'obs': policy_output['obs'], 'action': policy_output['action'], 'reward': reward,
@@ -273,9 +278,3 @@ class PPOPolicy(Policy):
         observation, mask = self._observation(obs)
         return {'action': self._model.act(observation, action_mask=mask, deterministic=True)}
 
-
-def _rows(obs: Any, index: torch.Tensor) -> Any:
-    """The rows `index` (a bool mask) of an observation batch, plain or dict."""
-    if isinstance(obs, dict):
-        return {key: value[index] for key, value in obs.items()}
-    return obs[index]
