@@ -15,7 +15,7 @@ from easydict import EasyDict
 from tidal.entry.rollout_feed import RolloutFeed
 from tidal.errors import ConfigError
 from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector
+from tidal.worker.collector import SampleCollector, steps_per_env
 from tidal.worker.learner import Learner
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -28,7 +28,7 @@ class AuxPhaseFeed(RolloutFeed):
         aux = cfg.policy.aux
         self.enabled = aux.enabled
         self.envs = collector.env.num_envs
-        self.steps = max(1, -(-self.n_sample // self.envs))  # steps per env of one rollout
+        self.steps = steps_per_env(self.n_sample, self.envs)  # steps per env of one rollout
         self.length = aux.mini_batch_length or self.steps
         if self.steps % self.length:
             raise ConfigError(f'policy.aux.mini_batch_length ({self.length}) must divide the steps per env of a '

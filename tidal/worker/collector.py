@@ -32,6 +32,11 @@ class EpisodeStats:
         return stats
 
 
+def steps_per_env(n_sample: int, num_envs: int) -> int:
+    """Steps each env makes in a collection of at least `n_sample` env steps: ceil(n_sample / num_envs)."""
+    return max(1, -(-n_sample // num_envs))
+
+
 class _Collector:
     """Shared stepping logic: act on the current obs, step the envs, build the batched transition."""
 
@@ -113,7 +118,7 @@ class SampleCollector(_Collector):
 
         With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
-        steps = max(1, -(-n_sample // self.env.num_envs))
+        steps = steps_per_env(n_sample, self.env.num_envs)
         transitions = concat([self._step(random)[0] for _ in range(steps)])
         return self.policy.get_train_sample(transitions, EnvLayout(self.env.num_envs, steps))
 
