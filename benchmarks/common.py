@@ -206,6 +206,14 @@ def _status(job: Job) -> str:
     return f"{job.name}: env {last['env_step']}, return {last['return_mean']:.1f}"
 
 
+def run_batch(title: str, jobs: list[Job], threads: int, pin: bool = True) -> None:
+    """Prints the batch's heading and each job's command, then runs the jobs together (`run_together`)."""
+    print(f'\n== {title}', flush=True)
+    for job in jobs:
+        print(f'$ {shown_command(job.cmd, threads)}', flush=True)
+    run_together(jobs, threads, pin=pin)
+
+
 def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float = 30.0) -> None:
     """Starts all jobs at once (each pinned to its own cores when possible) and waits for all.
 

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_together, shown_command,
+from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_batch, shown_command,
                     tidal_train_command)
 from report import (curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to_summary)
@@ -180,10 +180,7 @@ def main(argv: list[str] | None = None) -> None:
                 check_tidal_config(*config_of(env, variant))
         for i, batch in enumerate(plan(args), 1):
             budgets = ', '.join(f'{ENVS[env].env_id} {args.budgets[env]} env steps' for env, _ in batch)
-            print(f'\n== batch {i}: {budgets}', flush=True)
-            for _, item in batch:
-                print(f'$ {shown_command(item.cmd, args.threads)}', flush=True)
-            run_together([item for _, item in batch], args.threads, pin=not args.no_pin)
+            run_batch(f'batch {i}: {budgets}', [item for _, item in batch], args.threads, pin=not args.no_pin)
     print('\n' + build_report(args))
     print(f'outputs in {display_path(args.out)}: results.json, curves_*.png, table.md')
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from common import (BENCH_DIR, SB3_VENV, Job, check_tidal_config, display_path, ensure_sb3_venv, merge_overrides,
-                    read_run, run_together, shown_command, tidal_train_command, venv_python)
+                    read_run, run_batch, shown_command, tidal_train_command, venv_python)
 from report import (fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to_summary)
 from sac_pendulum import versions
@@ -212,10 +212,7 @@ def main(argv: list[str] | None = None) -> None:
                      [jobs[seed]['tuned'] for seed in args.seeds[i:i + PARALLEL_RUNS]])
                     for i in range(0, len(args.seeds), PARALLEL_RUNS)]
         for title, batch in batches:
-            print(f'\n== {title}', flush=True)
-            for job in batch:
-                print(f'$ {shown_command(job.cmd, args.threads)}', flush=True)
-            run_together(batch, args.threads, pin=not args.no_pin)
+            run_batch(title, batch, args.threads, pin=not args.no_pin)
     print('\n' + build_report(args, jobs))
     print(f'outputs in {display_path(args.out)}: results.json, curves.png, table.md')
 

@@ -13,8 +13,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run,
-                    run_together, shown_command, tidal_train_command, venv_python)
+from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run, run_batch,
+                    shown_command, tidal_train_command, venv_python)
 from report import library_row, markdown_table, milestones, plot_curves
 
 TIDAL_CONFIG = 'pendulum_sac'
@@ -140,10 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     jobs = {seed: seed_jobs(args, seed, sb3_python) for seed in args.seeds}
     if not args.report_only:
         for seed in args.seeds:
-            print(f'\n== seed {seed}: tidal and SB3 side by side, {args.steps} env steps', flush=True)
-            for job in jobs[seed].values():
-                print(f'$ {shown_command(job.cmd, args.threads)}', flush=True)
-            run_together(list(jobs[seed].values()), args.threads, pin=not args.no_pin)
+            run_batch(f'seed {seed}: tidal and SB3 side by side, {args.steps} env steps', list(jobs[seed].values()),
+                      args.threads, pin=not args.no_pin)
     print('\n' + build_report(args, jobs))
     print(f'outputs in {display_path(args.out)}: results.json, curves.png, table.md')
 

@@ -15,7 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, applicable_overrides, display_path, read_run, run_together, shown_command,
+from common import (BENCH_DIR, Job, applicable_overrides, display_path, read_run, run_batch, shown_command,
                     tidal_train_command)
 from report import library_row, markdown_table, milestones, plot_curves
 from sac_pendulum import EVAL_EPISODES, TIDAL_OVERRIDES
@@ -126,10 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     jobs = {seed: seed_jobs(args, seed, settings) for seed in args.seeds}
     if not args.report_only:
         for seed in args.seeds:
-            print(f'\n== seed {seed}: sac_v and sac side by side, {args.steps} env steps', flush=True)
-            for job in jobs[seed].values():
-                print(f'$ {shown_command(job.cmd, args.threads)}', flush=True)
-            run_together(list(jobs[seed].values()), args.threads, pin=not args.no_pin)
+            run_batch(f'seed {seed}: sac_v and sac side by side, {args.steps} env steps', list(jobs[seed].values()),
+                      args.threads, pin=not args.no_pin)
     print('\n' + build_report(args, jobs, settings))
     print(f'outputs in {display_path(args.out)}: results.json, curves.png, table.md')
 

@@ -23,8 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, applicable_overrides, display_path, merge_overrides,
-                    read_run, run_together, shown_command, thread_env, tidal_train_command)
+from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, applicable_overrides, display_path, merge_overrides, read_run,
+                    run_batch, shown_command, thread_env, tidal_train_command)
 from report import eval_at, fmt_steps, library_row, milestone_cell, milestones, plot_curves
 from sac_pendulum import EVAL_EPISODES, TIDAL_OVERRIDES
 
@@ -235,19 +235,16 @@ def main(argv: list[str] | None = None) -> None:
     else:
         ckpt = args.expert_ckpt
         if not ckpt.exists():
-            print(f'\n== no expert at {display_path(ckpt)}: training one, {args.steps} env steps', flush=True)
-            print(f'$ {shown_command(expert.cmd, args.threads)}', flush=True)
-            run_together([expert], args.threads, pin=not args.no_pin)
+            run_batch(f'no expert at {display_path(ckpt)}: training one, {args.steps} env steps', [expert],
+                      args.threads, pin=not args.no_pin)
             ckpt = expert.run_dir / 'ckpt' / 'best.pt'
         collect = collect_command(ckpt, args.demos)
         print(f'\n== expert demonstrations\n$ {shown_command(collect, args.threads)}', flush=True)
         if subprocess.run(collect, cwd=REPO_ROOT, env={**os.environ, **thread_env(args.threads)}).returncode:
             raise SystemExit('error: recording the expert demonstrations failed (output above)')
         for batch in batches(args.seeds):
-            print(f'\n== SQIL seeds {batch}: {args.steps} env steps', flush=True)
-            for seed in batch:
-                print(f'$ {shown_command(jobs[seed].cmd, args.threads)}', flush=True)
-            run_together([jobs[seed] for seed in batch], args.threads, pin=not args.no_pin)
+            run_batch(f'SQIL seeds {batch}: {args.steps} env steps', [jobs[seed] for seed in batch], args.threads,
+                      pin=not args.no_pin)
     trained_here = Path(os.path.abspath(ckpt)).parent.parent == expert.run_dir
     print('\n' + build_report(args, jobs, expert.cmd if trained_here else None))
     print(f'outputs in {display_path(args.out)}: expert_demos.npz, results.json, curves.png, table.md')

@@ -16,7 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import BENCH_DIR, Job, display_path, read_run, run_together, shown_command, tidal_train_command
+from common import BENCH_DIR, Job, display_path, read_run, run_batch, shown_command, tidal_train_command
 from report import library_row, markdown_table, milestones, plot_curves
 
 ENVS = {'mountaincar': 'MountainCarContinuous-v0', 'pendulum': 'Pendulum-v1'}
@@ -132,11 +132,8 @@ def main(argv: list[str] | None = None) -> None:
             for env in args.envs:
                 for pair in PAIRS:
                     jobs = [job(args, env, policy, seed) for policy in pair]
-                    print(f'\n== {ENVS[env]}, seed {seed}: {" and ".join(pair)} side by side, '
-                          f'{budget(args, env)} env steps', flush=True)
-                    for item in jobs:
-                        print(f'$ {shown_command(item.cmd, args.threads)}', flush=True)
-                    run_together(jobs, args.threads, pin=not args.no_pin)
+                    run_batch(f'{ENVS[env]}, seed {seed}: {" and ".join(pair)} side by side, '
+                              f'{budget(args, env)} env steps', jobs, args.threads, pin=not args.no_pin)
     print('\n' + build_report(args))
     print(f'outputs in {display_path(args.out)}: results.json, curves_*.png, table.md')
 

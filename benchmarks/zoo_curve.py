@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, check_tidal_config, display_path, merge_overrides, read_run, run_together,
+from common import (BENCH_DIR, Job, check_tidal_config, display_path, merge_overrides, read_run, run_batch,
                     shown_command, tidal_train_command)
 from report import library_row, markdown_table, milestones, plot_curves
 
@@ -122,10 +122,8 @@ def main(argv: list[str] | None = None, **defaults: object) -> None:
     if not args.report_only:
         for i in range(0, len(args.seeds), PARALLEL_RUNS):
             batch = args.seeds[i:i + PARALLEL_RUNS]
-            print(f'\n== seeds {batch}: {args.steps} env steps', flush=True)
-            for seed in batch:
-                print(f'$ {shown_command(jobs[seed].cmd, args.threads)}', flush=True)
-            run_together([jobs[seed] for seed in batch], args.threads, pin=not args.no_pin)
+            run_batch(f'seeds {batch}: {args.steps} env steps', [jobs[seed] for seed in batch], args.threads,
+                      pin=not args.no_pin)
     print('\n' + build_report(args, jobs, env_id))
     print(f'outputs in {display_path(args.out)}: results.json, curves.png, table.md')
 
