@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
 from tidal.errors import TidalError, UnknownNameError
 
@@ -68,3 +68,15 @@ POLICY_REGISTRY = Registry('policy')
 MODEL_REGISTRY = Registry('model')
 ENV_REGISTRY = Registry('env')
 ENV_MANAGER_REGISTRY = Registry('env manager')
+
+
+def policy_class(policy_type: str, policy_cfg: Optional[Mapping[str, Any]] = None) -> Any:
+    """The class that runs `policy_type` under `policy_cfg` (the policy section as the user wrote it, or
+    compiled): the registered class, or the more specific one its `specialize` classmethod picks.
+
+    Every lookup of a policy class from a config goes through here, so that defaults, rules, model
+    checks, the pipeline and the built policy all come from the same class.
+    """
+    cls = POLICY_REGISTRY.get(policy_type)
+    specialize = getattr(cls, 'specialize', None)
+    return specialize(policy_cfg if policy_cfg is not None else {}) if callable(specialize) else cls

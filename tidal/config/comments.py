@@ -16,7 +16,7 @@ from tidal.config.defaults import RunConfig
 from tidal.config.model_args import model_args
 from tidal.config.tree import join_path
 from tidal.errors import TidalError
-from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, policy_class
 
 _SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))
 _INFERRED = {
@@ -44,8 +44,8 @@ def comments_for(cfg: Mapping) -> dict[str, str]:
     for section, registry in _SECTIONS:
         name = cfg.get(section, {}).get('type')
         if name in registry:
-            comments.update({join_path(section, path): text
-                             for path, text in config_comments(registry.get(name)).items()})
+            cls = policy_class(name, cfg[section]) if registry is POLICY_REGISTRY else registry.get(name)
+            comments.update({join_path(section, path): text for path, text in config_comments(cls).items()})
     for path, text in _INFERRED.items():
         comments.setdefault(path, text)
     for key, text in _model_argument_comments(cfg).items():
@@ -59,7 +59,7 @@ def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
     if policy.get('type') not in POLICY_REGISTRY:
         return {}
     try:
-        args = model_args(POLICY_REGISTRY.get(policy['type']), policy['type'], dict(policy.get('model') or {}))
+        args = model_args(policy_class(policy['type'], policy), policy['type'], dict(policy.get('model') or {}))
     except TidalError:
         return {}
     return {key: f"({rule.text}) Argument of model '{args.name}'." for key, rule in args.rules.items()}

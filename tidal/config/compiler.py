@@ -6,7 +6,7 @@ user's main_config, the overrides. Every layer after the defaults is checked aga
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from easydict import EasyDict
 
@@ -20,7 +20,7 @@ from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_v
 from tidal.config.overrides import apply_override, parse_overrides
 from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
 from tidal.errors import ConfigError
-from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, import_names
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, import_names, policy_class
 
 #: Packages whose import registers the built-in policies, models, envs and env managers.
 BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies')
@@ -57,7 +57,8 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     import_names(BUILTIN_MODULES)
     for names in modules.values():
         import_names(names)
-    policy_cls = POLICY_REGISTRY.get(policy_type)
+    # a wrapper policy picks its class from the user's values (e.g. the policy it wraps) before defaults exist
+    policy_cls = policy_class(policy_type, _layered_section(layers, 'policy'))
     env_cls = ENV_REGISTRY.get(env_type)
     manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
 
@@ -127,6 +128,16 @@ def _layered(layers: list[dict], path: tuple[str, ...]) -> Any:
         if value is not None and value != '':
             found = value
     return found
+
+
+def _layered_section(layers: list[dict], section: str) -> dict:
+    """The section as the layers set it, later layers winning key by key (no defaults yet)."""
+    merged: dict = {}
+    for layer in layers:
+        value = layer.get(section)
+        if isinstance(value, Mapping):
+            merged = merge_defaults(merged, value)
+    return merged
 
 
 def _required_type(layers: list[dict], section: str) -> str:

@@ -16,18 +16,19 @@ from tidal.entry.rollout_feed import RolloutFeed
 from tidal.entry.run import FeedFactory, Run
 from tidal.entry.setup import ConfigInput, load_config, start_run
 from tidal.entry.sqil_pipeline import SQILFeed
+from tidal.entry.unroll_feed import UnrollFeed
 from tidal.errors import CheckpointError, TidalError
 from tidal.policies.base import Policy
-from tidal.registry import POLICY_REGISTRY
+from tidal.registry import policy_class
 from tidal.worker.checkpoint import load_checkpoint
 
 FEEDS: dict[str, FeedFactory] = {'off_policy': ReplayFeed, 'sqil': SQILFeed, 'on_policy': RolloutFeed,
-                                 'ppg': AuxPhaseFeed}
+                                 'ppg': AuxPhaseFeed, 'unroll': UnrollFeed}
 ON_POLICY = ('on_policy', 'ppg')  # the pipelines that learn from fresh rollouts only
 
 
 def pipeline_name(cfg: EasyDict) -> str:
-    return getattr(POLICY_REGISTRY.get(cfg.policy.type), 'pipeline', 'off_policy')
+    return getattr(policy_class(cfg.policy.type, cfg.policy), 'pipeline', 'off_policy')
 
 
 def feed_factory(cfg: EasyDict) -> FeedFactory:

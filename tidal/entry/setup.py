@@ -16,7 +16,7 @@ from tidal.config import compile_config, resolve_config_source, save_config
 from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.errors import ConfigError, TidalError
 from tidal.policies.base import Policy
-from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
+from tidal.registry import ENV_REGISTRY, policy_class
 from tidal.worker.logger import write_summary
 
 ConfigInput = Union[str, os.PathLike, tuple]
@@ -67,7 +67,7 @@ def build_env_managers(cfg: EasyDict) -> tuple[EnvManager, EnvManager]:
 
 
 def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> Policy:
-    return POLICY_REGISTRY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
+    return policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=enable_field)
 
 
 def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:

@@ -48,7 +48,7 @@ class MuZeroTargets:
     reward: torch.Tensor  # [B, K + 1] float, env units: reward of the transition into step k (step 0 unused)
     policy: torch.Tensor  # [B, K + 1, A] float, target action distribution (e.g. normalised visit counts)
     game_over: torch.Tensor  # [B, K + 1] bool
-    beyond_episode_end: torch.Tensor  # [B, K + 1] bool, steps past the episode's end: no policy target
+    beyond_episode_end: torch.Tensor  # [B, K + 1] bool, steps with no real observation: no policy or latent target
     latent: Optional[torch.Tensor] = None  # [B, K + 1, latent_size], h of the real observations, detached
 
 
@@ -95,7 +95,9 @@ class ConvRepresentation(nn.Module):
 
 @MODEL_REGISTRY.register('muzero')
 class MuZeroModel(nn.Module):
-    """h, g and f of MuZero over a flat latent vector, for discrete actions.
+    """h, g and f of MuZero over a flat latent vector, for discrete actions (one-hot into g) or, with
+    `continuous_actions`, for action vectors that g takes as they are (then f's policy head goes unused:
+    neither a policy target nor a tree search exists for them).
 
     Images ([H, W, C] `obs_shape`) get a conv representation with residual blocks, vectors an MLP; g and
     f are MLPs with `hidden_sizes`. The value and reward output layers start at zero, so an untrained
@@ -107,9 +109,10 @@ class MuZeroModel(nn.Module):
                  conv_channels: Sequence[int] = (32,), conv_kernel_sizes: Sequence[int] = (3,),
                  conv_strides: Sequence[int] = (1,), num_res_blocks: int = 1, pixel_scale: float = 1.0,
                  value_support_size: int = 10, reward_support_size: int = 10, scale_latent: bool = True,
-                 game_over_head: bool = True) -> None:
+                 game_over_head: bool = True, continuous_actions: bool = False) -> None:
         super().__init__()
-        self.action_dim, self.latent_size = int(action_shape), int(latent_size)
+        self.action_dim, self.latent_size = int(action_shape), int(latent_size)  # continuous: the vector's size
+        self.continuous_actions = continuous_actions
         self.value_support_size, self.reward_support_size = value_support_size, reward_support_size
         self.scale_latent = scale_latent
         # h: observation -> latent
@@ -123,7 +126,7 @@ class MuZeroModel(nn.Module):
         else:
             raise ValueError(f'cannot represent observations of shape {shape}: expected a vector (int or [n]) '
                              f'or an image [H, W, C]')
-        # g: (latent, one-hot action) -> next latent, reward logits
+        # g: (latent, one-hot or continuous action) -> next latent, reward logits
         self.dynamics = mlp(latent_size + self.action_dim, hidden_sizes, activation=activation)
         dynamics_dim = hidden_sizes[-1] if hidden_sizes else latent_size + self.action_dim
         self.next_latent_head = nn.Linear(dynamics_dim, latent_size)
@@ -147,9 +150,13 @@ class MuZeroModel(nn.Module):
         return self._predict(self.represent(obs), reward_logits=None)
 
     def recurrent_inference(self, latent: torch.Tensor, action: torch.Tensor) -> MuZeroOutput:
-        """g then f: the next latent after `action` [B] (long), its reward and f's outputs there."""
-        one_hot = F.one_hot(action.long(), self.action_dim).to(latent.dtype)
-        features = self.dynamics(torch.cat([latent, one_hot], dim=-1))
+        """g then f: the next latent after `action` ([B] long, or [B, action_dim] if continuous), its reward
+        and f's outputs there."""
+        if self.continuous_actions:
+            action_input = action.to(latent.dtype).reshape(latent.shape[0], self.action_dim)
+        else:
+            action_input = F.one_hot(action.long(), self.action_dim).to(latent.dtype)
+        features = self.dynamics(torch.cat([latent, action_input], dim=-1))
         next_latent = self._scaled(self.next_latent_head(features))
         return self._predict(next_latent, reward_logits=self.reward_head(features))
 
@@ -167,16 +174,21 @@ class MuZeroModel(nn.Module):
     def recurrent_fn(self, latent: torch.Tensor, action: torch.Tensor
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The search's `RecurrentFn`: (next latent, reward [B], policy logits [B, A], value [B])."""
+        if self.continuous_actions:
+            raise TidalError('tree search expands one child per discrete action; this MuZero model takes '
+                             'continuous actions')
         output = self.recurrent_inference(latent, action)
         return output.latent, self.reward(output), output.policy_logits, self.value(output)
 
     def calc_loss(self, outputs: Sequence[MuZeroOutput], targets: MuZeroTargets, train_value: bool = True,
                   train_reward: bool = True, train_policy: bool = True, train_game_over: bool = True,
-                  train_repr_prediction: bool = False) -> dict[str, torch.Tensor]:
+                  train_repr_prediction: bool = False, weight: Optional[torch.Tensor] = None
+                  ) -> dict[str, torch.Tensor]:
         """MuZero's loss over an unroll (eq. 1): each enabled term [B, K + 1], and 'loss', a scalar.
 
         `outputs` are initial_inference's output then K recurrent_inference ones. 'loss' sums the terms
-        over steps, steps 1..K weighted 1/K (app. G), and averages over the batch.
+        over steps, steps 1..K weighted 1/K (app. G), and averages over the batch, each sample weighted by
+        `weight` [B] (importance weights of prioritized replay) when given.
         """
         num_steps = targets.value.shape[1]
         if len(outputs) != num_steps:
@@ -192,6 +204,8 @@ class MuZeroModel(nn.Module):
                 support = value_to_support(targets.reward[:, 1:], self.reward_support_size)
                 reward = torch.cat([reward[:, :1], _cross_entropy(reward_logits, support)], dim=1)
             terms['reward'] = reward
+        if train_policy and self.continuous_actions:
+            raise MuZeroLossError('train_policy needs discrete actions: a continuous-action model has no policy target')
         if train_policy:  # cross-entropy against the search's policy, none past the episode's end
             policy_logits = torch.stack([out.policy_logits for out in outputs], dim=1)
             policy = _cross_entropy(policy_logits, targets.policy)
@@ -206,11 +220,15 @@ class MuZeroModel(nn.Module):
             if targets.latent is None:
                 raise MuZeroLossError('train_repr_prediction needs targets.latent (h of the real observations)')
             latent = torch.stack([out.latent for out in outputs], dim=1)
-            terms['latent'] = (latent - targets.latent).pow(2).flatten(2).mean(dim=2)
+            latent_error = (latent - targets.latent).pow(2).flatten(2).mean(dim=2)
+            terms['latent'] = latent_error.masked_fill(targets.beyond_episode_end, 0.0)  # no observation there
         step_weight = targets.value.new_full((num_steps,), 1.0 / max(num_steps - 1, 1))
         step_weight[0] = 1.0
         total = sum(terms.values(), targets.value.new_zeros(targets.value.shape))
-        return {**terms, 'loss': (total * step_weight).sum(dim=1).mean()}
+        per_sample = (total * step_weight).sum(dim=1)
+        if weight is not None:
+            per_sample = per_sample * weight
+        return {**terms, 'loss': per_sample.mean()}
 
     def _scaled(self, latent: torch.Tensor) -> torch.Tensor:
         return min_max_scale(latent) if self.scale_latent else latent

@@ -6,7 +6,7 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -110,6 +110,13 @@ class Policy:
     def default_config(cls) -> EasyDict:
         """The defaults of this class merged over those of its bases."""
         return EasyDict(class_defaults(cls))
+
+    @classmethod
+    def specialize(cls, policy_cfg: Mapping[str, Any]) -> type:
+        """The class that runs this policy under `policy_cfg` (the user's policy section, before defaults):
+        `cls` itself, unless a policy that wraps another one assembles a subclass for it. Looked up through
+        `tidal.registry.policy_class`."""
+        return cls
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:

@@ -6,8 +6,10 @@ from tidal.worker.evaluator import EvalResult, Evaluator
 from tidal.worker.learner import Learner
 from tidal.worker.logger import RunLogger
 from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
+from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.worker.replay_buffer import ReplayBuffer
+from tidal.worker.trajectory_buffer import TrajectoryBuffer
 
 __all__ = ['Demos', 'EpisodeCollector', 'EvalResult', 'Evaluator', 'Learner', 'PrioritizedReplayBuffer',
-           'ReplayBuffer', 'RunLogger', 'SampleCollector', 'load_checkpoint', 'load_demos', 'save_checkpoint',
+           'PrioritizedTrajectoryBuffer', 'ReplayBuffer', 'RunLogger', 'SampleCollector', 'TrajectoryBuffer', 'load_checkpoint', 'load_demos', 'save_checkpoint',
            'save_demos']

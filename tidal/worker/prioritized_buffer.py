@@ -4,6 +4,9 @@ Transition i is sampled with probability P(i) = p_i^alpha / sum_k p_k^alpha (eq.
 |TD error| + eps from its last update, and new transitions get the largest priority seen so far so
 each is replayed at least once. The bias this adds is corrected by importance-sampling weights
 w_i = (N * P(i))^-beta / max_j w_j, with beta annealed to 1 by the end of training.
+
+The module-level functions (hyperparameter checks, beta schedule, stratified draws, weights, saved
+state checks) are shared with `PrioritizedTrajectoryBuffer`, which keeps one priority per (env, slot).
 """
 from __future__ import annotations
 
@@ -13,6 +16,60 @@ import torch
 from tidal.errors import CheckpointError, ConfigError
 from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
 from tidal.worker.sum_tree import MinTree, SumTree
+
+
+def check_prioritized_config(alpha: float, beta: float, anneal_step: int) -> None:
+    """Raise a ConfigError naming the first hyperparameter out of range."""
+    if alpha < 0:
+        raise ConfigError(f'prioritized replay alpha must be >= 0, got {alpha}')
+    if not 0 <= beta <= 1:
+        raise ConfigError(f'prioritized replay beta must be in [0, 1], got {beta}')
+    if anneal_step < 0:
+        raise ConfigError(f'prioritized replay anneal_step must be >= 0 (0 keeps beta fixed), '
+                          f'got {anneal_step}')
+
+
+def annealed_beta(beta: float, anneal_step: int, sample_count: int) -> float:
+    """Beta after `sample_count` samples: linear from `beta` to 1 over `anneal_step` samples (0: fixed)."""
+    if anneal_step == 0:
+        return beta
+    progress = min(1.0, sample_count / anneal_step)
+    return beta + (1.0 - beta) * progress
+
+
+def draw_proportional(sum_tree: SumTree, batch_size: int, generator: torch.Generator) -> np.ndarray:
+    """Stratified proportional sampling: one leaf drawn in each of `batch_size` equal slices of the mass.
+
+    Leaves holding 0 are never returned: float rounding can carry a draw at the end of a leaf's mass
+    past it into empty leaves, and such a draw goes back to the last non-empty leaf before them.
+    """
+    uniform = torch.rand(batch_size, generator=generator, dtype=torch.float64).numpy()
+    segment = sum_tree.total / batch_size
+    leaves = sum_tree.find_prefix_sum((np.arange(batch_size) + uniform) * segment)
+    empty = sum_tree[leaves] == 0
+    if empty.any():  # rare: the O(capacity) scan is fine here
+        held = np.flatnonzero(sum_tree.leaf_values(sum_tree.capacity))
+        before = np.searchsorted(held, leaves[empty], side='right') - 1
+        leaves[empty] = held[np.maximum(before, 0)]
+    return leaves
+
+
+def importance_weights(sum_tree: SumTree, min_tree: MinTree, leaves: np.ndarray, beta: float) -> np.ndarray:
+    """float32 w_i / max_j w_j for the drawn leaves, the max taken over every stored leaf."""
+    # w_i / max_j w_j = (N P(i))^-beta / (N P_min)^-beta = (p_min / p_i)^beta
+    return ((min_tree.min / sum_tree[leaves])**beta).astype(np.float32)
+
+
+def check_prioritized_state(sd: dict, alpha: float, uniform_name: str) -> None:
+    """The priority entries are present and were saved with this alpha (the trees hold p^alpha)."""
+    missing = [key for key in ('priority', 'max_priority', 'sample_count', 'alpha') if key not in sd]
+    if missing:
+        raise CheckpointError(f'prioritized replay state is missing {missing}; was it saved by a '
+                              f'uniform {uniform_name}?')
+    saved_alpha = float(sd['alpha'])
+    if saved_alpha != alpha:
+        raise CheckpointError(f'prioritized replay state was saved with alpha={saved_alpha}, this buffer '
+                              f'has alpha={alpha}; the stored priorities are p^alpha for the saved alpha')
 
 
 class PrioritizedReplayBuffer(ReplayBuffer):
@@ -32,13 +89,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
                  seed: int | None = None,
                  eps: float = 1e-6) -> None:
         super().__init__(size, device=device, seed=seed)
-        if alpha < 0:
-            raise ConfigError(f'prioritized replay alpha must be >= 0, got {alpha}')
-        if not 0 <= beta <= 1:
-            raise ConfigError(f'prioritized replay beta must be in [0, 1], got {beta}')
-        if anneal_step < 0:
-            raise ConfigError(f'prioritized replay anneal_step must be >= 0 (0 keeps beta fixed), '
-                              f'got {anneal_step}')
+        check_prioritized_config(alpha, beta, anneal_step)
         if eps <= 0:
             raise ConfigError(f'prioritized replay eps must be > 0 so that every transition can still be '
                               f'sampled, got {eps}')
@@ -54,10 +105,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
     @property
     def beta(self) -> float:
         """The beta the next `sample` uses: linear from `beta` to 1 over `anneal_step` samples."""
-        if self._anneal_step == 0:
-            return self._beta_start
-        progress = min(1.0, self._sample_count / self._anneal_step)
-        return self._beta_start + (1.0 - self._beta_start) * progress
+        return annealed_beta(self._beta_start, self._anneal_step, self._sample_count)
 
     def extend(self, batch: dict) -> None:
         start, count = self._write(batch)
@@ -71,16 +119,11 @@ class PrioritizedReplayBuffer(ReplayBuffer):
     def sample(self, batch_size: int) -> dict:
         """Stratified proportional sampling: one draw in each of `batch_size` equal slices of the mass."""
         self._check_sample(batch_size)
-        uniform = torch.rand(batch_size, generator=self._generator, dtype=torch.float64).numpy()
-        segment = self._sum_tree.total / batch_size
-        slots = self._sum_tree.find_prefix_sum((np.arange(batch_size) + uniform) * segment)
-        # float rounding can carry a draw at the very top of the mass into an empty slot
-        slots = np.minimum(slots, len(self) - 1)
-        # w_i / max_j w_j = (N P(i))^-beta / (N P_min)^-beta = (p_min / p_i)^beta
-        weight = (self._min_tree.min / self._sum_tree[slots])**self.beta
+        slots = draw_proportional(self._sum_tree, batch_size, self._generator)
+        weight = importance_weights(self._sum_tree, self._min_tree, slots, self.beta)
         self._sample_count += 1
         batch = self.sample_index(torch.from_numpy(slots))
-        batch['weight'] = torch.from_numpy(weight.astype(np.float32)).to(self.device)
+        batch['weight'] = torch.from_numpy(weight).to(self.device)
         return batch
 
     def update_priority(self, index: torch.Tensor, priority: torch.Tensor) -> None:
@@ -112,14 +155,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         return sd
 
     def load_state_dict(self, sd: dict) -> None:
-        missing = [key for key in ('priority', 'max_priority', 'sample_count', 'alpha') if key not in sd]
-        if missing:
-            raise CheckpointError(f'prioritized replay state is missing {missing}; was it saved by a '
-                                  f'uniform ReplayBuffer?')
-        if sd['alpha'] != self._alpha:
-            raise CheckpointError(f"prioritized replay state was saved with alpha={sd['alpha']}, this buffer "
-                                  f'has alpha={self._alpha}; the stored priorities are p^alpha for the saved '
-                                  f'alpha')
+        check_prioritized_state(sd, self._alpha, 'ReplayBuffer')
         priority = torch.as_tensor(sd['priority'], dtype=torch.float64).reshape(-1).numpy()
         if 'size' in sd and priority.size != sd['size']:
             raise CheckpointError(f"prioritized replay state holds {priority.size} priorities for "

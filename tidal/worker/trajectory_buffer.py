@@ -71,6 +71,11 @@ class TrajectoryBuffer:
     def device(self) -> torch.device:
         return self._device
 
+    @property
+    def columns(self) -> frozenset[str]:
+        """The top-level column names (empty before the first `extend`)."""
+        return frozenset(self._columns)
+
     def __len__(self) -> int:
         return int(self._current.clamp(max=self._capacity).sum())
 
@@ -196,23 +201,34 @@ class TrajectoryBuffer:
         Sequences may cross episode ends: `steps_to_episode_end` tells the caller where to stop.
         """
         batch_size = _positive_int('batch_size', batch_size)
-        length = _positive_int('sequence length', length)
-        current = self._current.cpu()
-        oldest = (current - self._capacity).clamp(min=0)
-        starts = (current - length - oldest + 1).clamp(min=0)  # per env, how many valid starts
-        total = int(starts.sum())
-        if total == 0:
-            raise ReplayBufferError(f'no env holds {length} steps yet (each holds at most '
-                                    f'{int((current - oldest).max())} of {self._capacity}); collect more '
-                                    f'before sampling')
-        index = torch.randint(total, (batch_size, ), generator=self._generator)
+        _, oldest, starts = self._valid_starts(length)
+        index = torch.randint(int(starts.sum()), (batch_size, ), generator=self._generator)
         last = starts.cumsum(0)  # one past each env's last index
         env = torch.searchsorted(last, index, right=True)
         start = oldest[env] + index - (last[env] - starts[env])
         return env.to(self._device), start.to(self._device)
 
+    def _valid_starts(self, length: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per env on the CPU: steps added, oldest stored position, and how many positions start
+        `length` stored steps (the oldest ones); raises if no env has one."""
+        length = _positive_int('sequence length', length)
+        current = self._current.cpu()
+        oldest = (current - self._capacity).clamp(min=0)
+        starts = (current - length - oldest + 1).clamp(min=0)
+        if int(starts.sum()) == 0:
+            raise ReplayBufferError(f'no env holds {length} steps yet (each holds at most '
+                                    f'{int((current - oldest).max())} of {self._capacity}); collect more '
+                                    f'before sampling')
+        return current, oldest, starts
+
     def _stored(self, env_ids: Any, positions: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Check that every (env, position) pair is stored; returns both broadcast to one shape."""
+        env, position = self._index_pairs(env_ids, positions)
+        self._check_stored(env, position)
+        return env, position
+
+    def _index_pairs(self, env_ids: Any, positions: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Integer env ids in range and positions, broadcast to one shape; positions are not checked."""
         env = torch.as_tensor(env_ids, device=self._device)
         position = torch.as_tensor(positions, device=self._device)
         for name, index in (('env_ids', env), ('positions', position)):
@@ -227,6 +243,10 @@ class TrajectoryBuffer:
         if bad_env.any():
             first = int(env[bad_env][0])
             raise ReplayBufferError(f'env id {first} is out of range; the buffer has {self._num_envs} envs')
+        return env, position
+
+    def _check_stored(self, env: torch.Tensor, position: torch.Tensor) -> None:
+        """Raise naming the first (env, position) pair that is not stored, and why."""
         current = self._current[env]
         oldest = (current - self._capacity).clamp(min=0)
         bad = (position < oldest) | (position >= current)
@@ -237,7 +257,6 @@ class TrajectoryBuffer:
             why = 'overwritten' if 0 <= p < low else 'never added' if p >= high else 'negative'
             raise ReplayBufferError(f'position {p} of env {e} is not stored ({why}); env {e} holds '
                                     f'positions [{low}, {high})')
-        return env, position
 
     # checkpoints ---------------------------------------------------------------------------------
 

@@ -1,0 +1,163 @@
+"""MuZero: acting by tree search in a learned model (Schrittwieser et al. 2019, arXiv 1911.08265).
+
+Each step the collector's observations are encoded by h, searched by MCTS through g and f (appendix
+B), and the action is drawn from the root's visit counts at a temperature that falls with the env
+steps seen (appendix D); evaluation takes the most visited action of a search without noise. The
+model learns from unrolled replay through the representation learner (`muzero_learner`), which can
+also reanalyze old data with its target model. Observations may be a dict with 'observation' and
+'action_mask' (1 = legal); the search then never expands an illegal root action.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Any, Iterable, Optional
+
+import torch
+import torch.nn as nn
+
+from tidal.errors import ConfigError
+from tidal.mcts import search, visit_policy
+from tidal.models.muzero import MuZeroModel
+from tidal.policies.base import MODES, Policy
+from tidal.policies.common import split_action_mask
+from tidal.policies.modes import EnvLayout, Timestep
+from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
+from tidal.registry import POLICY_REGISTRY
+from tidal.worker.tensor import tree_map
+from tidal.worker.trajectory_buffer import TrajectoryBuffer
+
+
+@POLICY_REGISTRY.register('muzero')
+class MuZeroPolicy(RepresentationOptions, Policy):
+    config = dict(
+        type='muzero',
+        # (bool) Sample replay in proportion to each sample's value loss (priority ** alpha).
+        priority=True,
+        learn=dict(
+            # (int in [1, 100_000]) Updates after each call of the collector.
+            update_per_collect=4,
+            # (int > 0) Unrolled samples per update.
+            batch_size=256,
+        ),
+        collect=dict(
+            # (int > 0) Env steps per call of the collector, summed over the collector envs.
+            n_sample=64,
+            # (float in [0, 1]) Discount of rewards, in the search and in the value targets.
+            discount_factor=0.997,
+            # (list[float >= 0]) Temperatures of the visit-count policy while collecting (appendix D): the first
+            # until collect.temperature_env_steps[0] env steps, and so on.
+            temperatures=[1.0, 0.5, 0.25],
+            # (list[int > 0]) Env steps at which the next temperature takes over (one fewer than temperatures).
+            temperature_env_steps=[10_000, 20_000],
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (float in [0, 1]) Prioritized replay exponent (0 = uniform).
+                alpha=1.0,
+                # (float in [0, 1]) Importance-sampling exponent (0 = no correction, as in the reference).
+                beta=0.0,
+            ),
+        ),
+    )
+    action_space = 'discrete'
+    pipeline = 'unroll'
+
+    @classmethod
+    def default_model(cls) -> tuple[str, list[str]]:
+        return 'muzero', ['tidal.models.muzero']
+
+    def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
+        collect = cfg['collect']
+        if len(collect.temperature_env_steps) != len(collect.temperatures) - 1:
+            raise ConfigError(f'policy.collect.temperature_env_steps needs one entry fewer than '
+                              f'policy.collect.temperatures ({len(collect.temperatures)}), got '
+                              f'{len(collect.temperature_env_steps)}')
+        if list(collect.temperature_env_steps) != sorted(collect.temperature_env_steps):
+            raise ConfigError('policy.collect.temperature_env_steps must be increasing')
+        self._search_cfg = search_config(cfg['search'], collect.discount_factor)
+        self._env_step = 0
+        super().__init__(cfg, model, enable_field)
+
+    @property
+    def model(self) -> MuZeroModel:
+        return self._model
+
+    # ----- learn mode ------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        # seeded from torch's generator, which the run seeds: the same run reanalyzes the same samples
+        seed = int(torch.randint(2**62, ()))
+        self._learner = RepresentationLearner(self._model, self._cfg.repr, self._search_cfg, self._device, seed)
+
+    def make_unroll_batch(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, positions: torch.Tensor
+                          ) -> dict[str, Any]:
+        """The batch of one update from replay (the unroll pipeline calls this where the replay lives)."""
+        return self._learner.make_batch(buffer, env_ids, positions)
+
+    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return self._learner.train(batch, weight=batch.get('weight') if self._cfg.priority_IS_weight else None)
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return self._learner.monitor_vars()
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return self._learner.state_dict()
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        self._learner.load_state_dict(state)
+
+    # ----- collect mode ----------------------------------------------------------------------
+    def temperature(self, env_step: int) -> float:
+        """The visit-count temperature in force after `env_step` env steps."""
+        collect = self._cfg.collect
+        return float(collect.temperatures[bisect.bisect_right(collect.temperature_env_steps, env_step)])
+
+    @torch.no_grad()
+    def _search(self, obs: Any, add_noise: bool) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """(observation, root visit counts [B, A], root value [B]) of one batched search."""
+        observation, mask = split_action_mask(obs)
+        output = self._model.initial_inference(observation)
+        result = search(output.latent, output.policy_logits, self._model.value(output), self._model.recurrent_fn,
+                        self._search_cfg, legal_mask=None if mask is None else mask.bool(), add_noise=add_noise)
+        return observation, result.visit_counts, result.root_value
+
+    def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:
+        _, visits, root_value = self._search(obs, add_noise=True)
+        probs = visit_policy(visits, self.temperature(self._env_step))
+        action = torch.multinomial(probs, 1).squeeze(1)
+        return {'action': action, 'value': root_value, 'policy': visit_policy(visits, 1.0)}
+
+    def _random_action(self, obs: Any) -> dict[str, Any]:
+        observation, mask = split_action_mask(obs)
+        batch = observation.shape[0]
+        legal = torch.ones(batch, self._model.action_dim, device=self._device) if mask is None else mask.float()
+        policy = legal / legal.sum(dim=1, keepdim=True)
+        return {'action': torch.multinomial(policy, 1).squeeze(1), 'value': torch.zeros(batch, device=self._device),
+                'policy': policy}
+
+    def _process_transition(self, obs: Any, policy_output: dict[str, Any], timestep: Timestep) -> dict[str, Any]:
+        self._env_step += int(timestep.reward.shape[0])
+        bootstrap_value = torch.zeros_like(policy_output['value'])
+        cut = timestep.truncated
+        if bool(cut.any()):  # V(final obs) where an episode was cut off: its value target bootstraps from it
+            final = tree_map(lambda x: x[cut], timestep.next_obs)
+            with torch.no_grad():
+                bootstrap_value[cut] = self._model.value(self._model.initial_inference(split_action_mask(final)[0]))
+        return {
+            'obs': obs, 'action': policy_output['action'], 'reward': timestep.reward.to(torch.float32),
+            'terminated': timestep.terminated, 'truncated': timestep.truncated,
+            'value': policy_output['value'], 'policy': policy_output['policy'], 'bootstrap_value': bootstrap_value,
+        }
+
+    def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
+        return transitions
+
+    def _state_dict_collect(self) -> dict[str, Any]:
+        return {'env_step': torch.tensor(self._env_step)}
+
+    def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        self._env_step = int(state.get('env_step', 0))
+
+    # ----- eval mode -------------------------------------------------------------------------
+    def _forward_eval(self, obs: Any) -> dict[str, Any]:
+        _, visits, _ = self._search(obs, add_noise=False)
+        return {'action': visit_policy(visits, 0.0).argmax(dim=1)}
