@@ -1,4 +1,4 @@
-"""Shared plumbing of the benchmark scripts: the run-folder format, launching runs, the SB3 venv.
+"""Shared plumbing of the benchmark scripts: the run-folder format, launching runs, other libraries' venvs.
 
 Every trainer (tidal's CLI and the SB3 runner) writes the same run folder, `evals.csv` plus
 `summary.json`, so one reader serves both and the comparison never depends on which library
@@ -254,10 +254,37 @@ def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float 
         raise SystemExit('error: ' + '\n'.join(failed))
 
 
-# ---------------------------------------------------------------- SB3 virtual environment
+# ---------------------------------------------------------------- virtual environments of other libraries
 
 def venv_python(venv: Path) -> Path:
     return venv / ('Scripts/python.exe' if os.name == 'nt' else 'bin/python')
+
+
+def ensure_venv(venv: Path, imports: str, installs: list[list[str]], system_site_packages: bool = False) -> Path:
+    """Python of `venv`, created on first use by running each pip install of `installs` in turn.
+
+    The venv is ready once it can import the comma-separated modules `imports` and has tidal's torch
+    build; with `system_site_packages` it sees this environment's packages, torch included.
+    """
+    python = venv_python(venv)
+    probe = [str(python), '-c', f'import {imports}, torch; print(torch.__version__)']
+    torch_version = TORCH_PIN.split('==')[1]
+    if python.exists():
+        found = subprocess.run(probe, capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip().startswith(torch_version):
+            return python
+    print(f'creating the virtual environment {display_path(venv)} ...', flush=True)
+    flags = ['--system-site-packages'] if system_site_packages else []
+    pip = ['-m', 'pip', 'install', '--quiet']
+    steps = [([sys.executable, '-m', 'venv', *flags, str(venv)], ['python', '-m', 'venv', *flags, display_path(venv)])]
+    steps += [([str(python), *pip, *args], [display_path(python), *pip, *args]) for args in installs]
+    for cmd, shown in steps:  # shown as typed at the repo root, naming no machine paths
+        print(f'$ {shlex.join(shown)}', flush=True)
+        subprocess.run(cmd, check=True)
+    found = subprocess.run(probe, capture_output=True, text=True, check=True)
+    if not found.stdout.strip().startswith(torch_version):
+        raise SystemExit(f'error: {display_path(venv)} has torch {found.stdout.strip()}, expected {TORCH_PIN}')
+    return python
 
 
 def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
@@ -266,18 +293,5 @@ def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
     SB3 lives apart so it never becomes a dependency of tidal; torch is installed first and pinned
     again in the second install so pip cannot swap it for another (multi-GB) build.
     """
-    python = venv_python(venv)
-    probe = [str(python), '-c', 'import stable_baselines3, gymnasium, torch; print(torch.__version__)']
-    if python.exists():
-        found = subprocess.run(probe, capture_output=True, text=True)
-        if found.returncode == 0 and found.stdout.strip().startswith(TORCH_PIN.split('==')[1]):
-            return python
-    print(f'creating the SB3 virtual environment in {display_path(venv)} ...', flush=True)
-    subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
-    pip = [str(python), '-m', 'pip', 'install', '--quiet']
-    subprocess.run([*pip, TORCH_PIN], check=True)
-    subprocess.run([*pip, 'stable-baselines3', 'gymnasium', TORCH_PIN], check=True)
-    found = subprocess.run(probe, capture_output=True, text=True, check=True)
-    if not found.stdout.strip().startswith(TORCH_PIN.split('==')[1]):
-        raise SystemExit(f'error: the SB3 venv has torch {found.stdout.strip()}, expected {TORCH_PIN}')
-    return python
+    return ensure_venv(venv, 'stable_baselines3, gymnasium',
+                       [[TORCH_PIN], ['stable-baselines3', 'gymnasium', TORCH_PIN]])
