@@ -1,0 +1,158 @@
+"""MuZero on CartPole-v1 with and without reanalyze, and the MuZero representation under PPO against plain
+PPO (tidal only; LightZero's tree is measured by mcts_speed.py).
+
+Two comparisons, each over seeds, two runs at a time (one per core), stop values removed:
+- `muzero`: zoo configs `cartpole_muzero` and `cartpole_muzero_reanalyze`, env steps and wall clock to an
+  eval return of 475 (goal: within 20k env steps, median);
+- `repr`: zoo configs `cartpole_ppo` and `cartpole_muzero_repr_ppo` (the same PPO on h(o)) at equal env steps.
+Writes `results.json`, `curves_<comparison>.png` and `table.md` in `benchmarks/results/muzero/`.
+
+    python benchmarks/muzero.py [--seeds 0 1 2] [--muzero-steps 20000] [--repr-steps 50000] [--only muzero|repr]
+"""
+import argparse
+import importlib.metadata
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_batch, shown_command,
+                    tidal_train_command)
+from report import (curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
+                    steps_to, steps_to_summary)
+
+THRESHOLD = 475  # CartPole-v1's "solved" return
+FULL_BUDGET = ['env.stop_value=null']  # every seed runs the whole budget: the zoo configs stop at 500
+PARALLEL_RUNS = 2  # one per core on the 2-core benchmark machines
+QUICK_STEPS = 2048
+
+
+@dataclass(frozen=True)
+class Comparison:
+    title: str
+    configs: dict[str, str]  # label -> zoo config
+
+
+COMPARISONS = {
+    'muzero': Comparison('MuZero on CartPole-v1, with and without reanalyze',
+                         {'MuZero': 'cartpole_muzero', 'MuZero Reanalyze': 'cartpole_muzero_reanalyze'}),
+    'repr': Comparison('PPO on the MuZero representation h(o) against PPO on the observation, CartPole-v1',
+                       {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo'}),
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    parser.add_argument('--muzero-steps', type=int, default=20_000)
+    parser.add_argument('--repr-steps', type=int, default=50_000)
+    parser.add_argument('--only', nargs='+', choices=list(COMPARISONS), default=list(COMPARISONS))
+    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
+    parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/muzero)')
+    parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
+    parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
+    parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
+    args = parser.parse_args(argv)
+    args.budgets = {'muzero': args.muzero_steps, 'repr': args.repr_steps}
+    if args.quick:
+        args.budgets = {name: QUICK_STEPS for name in args.budgets}
+        args.seeds = args.seeds[:1]
+    if args.out is None:
+        args.out = BENCH_DIR / 'results' / ('muzero_quick' if args.quick else 'muzero')
+    return args
+
+
+def job(args: argparse.Namespace, comparison: str, config: str, seed: int) -> Job:
+    run_dir = args.out / 'runs' / f'{config}_seed{seed}'
+    return Job(f'{config} seed {seed}', tidal_train_command(config, seed, args.budgets[comparison], run_dir,
+                                                            FULL_BUDGET), run_dir)
+
+
+def seconds_to(run: dict, level: float) -> float | None:
+    """Wall clock (training and evaluation) at the first evaluation at or above `level`."""
+    step = steps_to(run['evals'], level)
+    return None if step is None else next(row['wall_time'] for row in run['evals'] if row['env_step'] == step)
+
+
+def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[str]]:
+    spec, steps = COMPARISONS[name], args.budgets[name]
+    marks = milestones(steps)
+    runs = {label: [read_run(job(args, name, config, seed).run_dir) for seed in args.seeds]
+            for label, config in spec.configs.items()}
+    rows = {label: library_row(runs[label], marks) for label in runs}
+    plot_curves(runs, args.out / f'curves_{name}.png', f'{spec.title}, {len(args.seeds)} seed(s): median, min-max band',
+                references={f'{THRESHOLD}': THRESHOLD})
+    head = ['variant', f'env steps to {THRESHOLD}', f'wall clock to {THRESHOLD} (s)', 'mean eval return over the run',
+            'final return', 'wall clock of the run (s)']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    result: dict = {'title': spec.title, 'steps': steps, 'milestones': marks, 'table': rows, 'variants': {}}
+    for label, config in spec.configs.items():
+        reached = steps_to_summary(runs[label], THRESHOLD)
+        seconds = [seconds_to(run, THRESHOLD) for run in runs[label]]
+        seconds_median = statistics.median(float('inf') if s is None else s for s in seconds)
+        means = [curve_mean(run['evals'], steps) for run in runs[label]]
+        finals = [run['evals'][-1]['return_mean'] for run in runs[label]]
+        walls = [run['summary']['wall_time'] for run in runs[label]]
+        lines.append('| ' + ' | '.join([
+            label, steps_cell(reached),
+            'not reached' if seconds_median == float('inf') else f'{seconds_median:.0f}',
+            f'{statistics.median(means):.1f} (' + ', '.join(f'{m:.1f}' for m in means) + ')',
+            f'{statistics.median(finals):.1f}', f'{statistics.median(walls):.0f}']) + ' |')
+        result['variants'][label] = {
+            'config': config, 'steps_to_threshold': reached, 'seconds_to_threshold': seconds,
+            'mean_eval_return': means, 'final_returns': finals, 'wall_time': walls,
+            'commands': [shown_command(job(args, name, config, seed).cmd, args.threads) for seed in args.seeds],
+            'runs': dict(zip(args.seeds, runs[label]))}
+    section = [f'## {spec.title}, {steps} env steps ({fmt_steps(steps)})', '',
+               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values()) + ' as shipped, stop value removed.', '',
+               markdown_table(rows, marks, first_column='variant'), '', '\n'.join(lines), '',
+               f'![{name} curves](curves_{name}.png)', '']
+    return result, section
+
+
+def build_report(args: argparse.Namespace) -> str:
+    vers = {name: importlib.metadata.version(name) for name in ('tidal', 'torch', 'gymnasium')}
+    args.out.mkdir(parents=True, exist_ok=True)
+    results: dict = {'benchmark': 'muzero', 'seeds': args.seeds, 'threads': args.threads, 'versions': vers,
+                     'comparisons': {}}
+    sections = ['# MuZero: CartPole with and without reanalyze; its representation under PPO', '',
+                f'Seeds {args.seeds}, {args.threads} torch thread(s) per run, {PARALLEL_RUNS} runs at a time (one per '
+                'core), stop values removed so every seed runs the whole budget.', '']
+    for name in args.only:
+        results['comparisons'][name], section = comparison_report(args, name)
+        sections += section
+    sections += ['Notes:',
+                 f'- "Env steps to {THRESHOLD}" is the env step of the first evaluation at or above it (median over '
+                 'seeds; "(k/n)" seeds got there, a seed that never did counts as slowest); its wall clock is the '
+                 "run's time at that evaluation, evaluations included.",
+                 '- The mean eval return over the run is the area under the eval curve divided by the budget.',
+                 f"- Versions: tidal {vers['tidal']}, torch {vers['torch']}, gymnasium {vers['gymnasium']}.", '',
+                 'Commands (first seed), from the repo root:', '', '```',
+                 *[variant['commands'][0] for comparison in results['comparisons'].values()
+                   for variant in comparison['variants'].values()], '```', '']
+    (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
+    text = '\n'.join(sections)
+    (args.out / 'table.md').write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not args.report_only:
+        ordered = [(name, job(args, name, config, seed)) for name in args.only for seed in args.seeds
+                   for config in COMPARISONS[name].configs.values()]
+        for name in args.only:  # fail now, not after an hour, on a missing config or key
+            for config in COMPARISONS[name].configs.values():
+                check_tidal_config(config, FULL_BUDGET)
+        for i in range(0, len(ordered), PARALLEL_RUNS):
+            batch = ordered[i:i + PARALLEL_RUNS]
+            budgets = ', '.join(sorted({f'{args.budgets[name]} env steps' for name, _ in batch}))
+            run_batch(f'batch {i // PARALLEL_RUNS + 1}: {budgets}', [item for _, item in batch], args.threads,
+                      pin=not args.no_pin)
+    print('\n' + build_report(args))
+    print(f'outputs in {display_path(args.out)}: results.json, curves_*.png, table.md')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
