@@ -13,6 +13,7 @@ setup(
     install_requires=[
         'torch>=2.1',
         'numpy>=1.24',
+        'numba>=0.60',  # compiles the MuZero search's tree kernels (tidal/mcts/kernels.py)
         'easydict>=1.10',
         'tensorboardX>=2.6',
         'gymnasium>=1.1',

@@ -65,6 +65,31 @@ def test_min_max_normalizes_each_tree_by_its_own_bounds_and_leaves_trees_without
     assert normalized.tolist() == [[0.0, 0.5, 1.0], [2.0, -1.0, 7.0], [0.5, 4.0, -3.0]]
 
 
+def test_the_min_max_range_floor_keeps_nearly_equal_q_values_from_overriding_the_priors():
+    def model(latent, action):  # action 1 pays 1e-5 more than action 0, as a fresh model's rounding noise would
+        n = action.shape[0]
+        return latent, 1e-5 * action.float(), torch.zeros(n, 2), torch.zeros(n)
+
+    args = (torch.zeros(1, 1), torch.tensor([[math.log(0.53), math.log(0.47)]]), torch.zeros(1), model)
+    floored = search(*args, SearchConfig(num_simulations=50), add_noise=False)  # min_max_delta = 0.01
+    assert 22 <= floored.visit_counts[0, 0].item() <= 32  # the priors' 53 / 47, roughly
+    # without the floor, the 1e-5 gap is stretched to the whole [0, 1] and decides the search
+    stretched = search(*args, SearchConfig(num_simulations=50, min_max_delta=0.0), add_noise=False)
+    assert stretched.visit_counts[0].tolist() == [4.0, 46.0]
+
+
+def test_min_max_floors_the_range_at_delta_once_a_tree_has_a_scale():
+    stats = MinMaxStats(2, delta=0.01)
+    stats.update(np.array([0, 0, 1]), np.array([1.0, 1.002, 3.0]))  # tree 0 spans 0.002 < delta; tree 1 one value
+    normalized = stats.normalize(np.array([0, 1]), np.array([[1.0, 1.002], [3.0, 5.0]]))
+    assert normalized[0].tolist() == pytest.approx([0.0, 0.2]) and normalized[1].tolist() == [3.0, 5.0]
+
+
+def test_a_negative_min_max_delta_is_refused():
+    with pytest.raises(SearchError, match='min_max_delta must be >= 0, got -0.1'):
+        SearchConfig(min_max_delta=-0.1)
+
+
 def chain_model(latent, action):
     """One action; the latent is the node's depth d, the edge into depth d pays d, and V(depth d) = 4 d."""
     depth = latent[:, 0] + 1
@@ -156,6 +181,14 @@ def test_each_tree_of_a_batch_is_searched_as_if_alone():
         assert_close(alone.root_value[0], together.root_value[i])
         assert_close(alone.q_values[0], together.q_values[i])
     assert len({tuple(row) for row in together.visit_counts.tolist()}) > 1  # the trees did differ
+
+
+def test_simulating_past_the_trees_capacity_is_refused():
+    config = SearchConfig(num_simulations=1)
+    tree = expand_root(torch.zeros(1, 1), torch.zeros(1, 1), torch.zeros(1), config, add_noise=False)
+    simulate(tree, chain_model, config)
+    with pytest.raises(IndexError, match='the trees are full: 2 nodes, so 1 simulations'):
+        simulate(tree, chain_model, config)
 
 
 def test_visit_policy_sharpens_with_lower_temperature_and_breaks_ties_to_the_lowest_index():

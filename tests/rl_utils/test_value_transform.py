@@ -43,6 +43,15 @@ def test_value_round_trip_through_support_logits():
     assert torch.allclose(support_to_value(logits, size=300), x, rtol=1e-6, atol=1e-6)
 
 
+def test_uniform_support_logits_give_a_value_of_zero_in_float32():
+    # the mean of a uniform support is 0 and h^-1(0) = 0; the unrationalised root gave 2.6e-5 in float32
+    values = support_to_value(torch.zeros(3, 601), size=300)
+    assert values.dtype == torch.float32 and values.abs().max().item() < 1e-6
+    assert unscale_value(torch.tensor([0.0])).item() == 0.0
+    x = torch.tensor([-250.0, -3.0, -0.01, 0.0, 0.01, 0.7, 18.0])  # float32 round trip still holds
+    assert torch.allclose(unscale_value(scale_value(x)), x, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize('age, steps', [(0.0, 5), (0.5, 3), (0.6, 3), (1.0, 1), (2.0, 1)])
 def test_linear_td_steps_at_the_start_middle_and_past_the_max_age(age, steps):
     # 1 + (5 - 1) * (1 - age / 1): 5 at 0; 3 at 0.5; ceil(2.6) = 3 at 0.6; 1 from 1.0 on

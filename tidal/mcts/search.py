@@ -3,8 +3,9 @@
 AlphaZero's MCTS run inside a learned model: a node is a latent state, an edge's reward is predicted,
 and Q values are rescaled to [0, 1] by the min-max seen in each tree. One call searches B roots (all
 collector envs, or a reanalyze batch): each simulation descends all B trees, calls the model once on
-the B leaves and backs up the B paths, so Python loops over simulations and depth, never over trees
-or actions. The search knows no policy: it sees the model only through `recurrent_fn`.
+the B leaves and backs up the B paths. Python loops over simulations only: the descent and the backup
+run in compiled kernels (`tidal.mcts.kernels`) over all trees and depths. The search knows no policy:
+it sees the model only through `recurrent_fn`.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from tidal.errors import TidalError
+from tidal.mcts import kernels
 from tidal.mcts.tree import Tree
 
 # (latent [N, *latent_shape], action [N] long) -> (next latent [N, ...], reward [N], policy logits [N, A], value [N])
@@ -34,10 +36,15 @@ class SearchConfig:
     pb_c_init: float = 1.25  # c1 of pUCT: the exploration weight of a node with few visits
     dirichlet_alpha: float = 0.25  # concentration of the root noise (smaller = spikier)
     root_exploration_fraction: float = 0.25  # share of the root prior replaced by the noise
+    # floor of the min-max range Q is normalised by (LightZero's value_delta_max): Q values closer than this,
+    # e.g. a fresh model's, stay close instead of being stretched to [0, 1]; 0 = the paper's normalisation
+    min_max_delta: float = 0.01
 
     def __post_init__(self) -> None:
         if self.num_simulations < 0:
             raise SearchError(f'num_simulations must be >= 0, got {self.num_simulations}')
+        if self.min_max_delta < 0:
+            raise SearchError(f'min_max_delta must be >= 0, got {self.min_max_delta}')
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,9 @@ def search(root_latent: torch.Tensor, root_logits: torch.Tensor, root_value: tor
     Results are float32 tensors on the device of `root_logits`.
     """
     tree = expand_root(root_latent, root_logits, root_value, config, legal_mask, add_noise, generator)
-    for _ in range(config.num_simulations):
-        simulate(tree, recurrent_fn, config)
+    with torch.no_grad():  # once for the loop: entering it per simulation costs a few microseconds each
+        for _ in range(config.num_simulations):
+            _simulate(tree, recurrent_fn, config)
     visit_counts, mean_value, q_values = tree.root_statistics()
     to_tensor = lambda array: torch.from_numpy(array).to(root_logits.device, torch.float32)  # noqa: E731
     return SearchResult(to_tensor(visit_counts), to_tensor(mean_value), to_tensor(q_values))
@@ -87,18 +95,20 @@ def expand_root(root_latent: torch.Tensor, root_logits: torch.Tensor, root_value
     if add_noise:
         prior = _mix_dirichlet_noise(prior, legal, config, generator)
     value = root_value.detach().to('cpu', torch.float64).numpy()
-    return Tree(root_latent.detach(), prior, value, config.num_simulations, legal)
+    return Tree(root_latent.detach(), prior, value, config.num_simulations, legal, config.min_max_delta)
 
 
 @torch.no_grad()
 def simulate(tree: Tree, recurrent_fn: RecurrentFn, config: SearchConfig) -> None:
     """One simulation on every tree: select a leaf edge, expand it with one model call, back up."""
-    path, leaf_edges = tree.select(config.pb_c_init, config.pb_c_base)
-    latent, reward, logits, value = recurrent_fn(*tree.leaf_inputs(leaf_edges))
-    # one device-to-host copy for the B x (A + 2) numbers the tree needs
-    outputs = torch.cat([reward.reshape(-1, 1), value.reshape(-1, 1), logits], dim=1).to('cpu', torch.float64).numpy()
-    tree.expand(leaf_edges, latent, outputs[:, 0], _softmax(outputs[:, 2:]))
-    tree.backup(path, outputs[:, 1], config.discount)
+    _simulate(tree, recurrent_fn, config)
+
+
+def _simulate(tree: Tree, recurrent_fn: RecurrentFn, config: SearchConfig) -> None:
+    leaf_rows, leaf_actions = tree.select(config.pb_c_init, config.pb_c_base)
+    latent, reward, logits, value = recurrent_fn(*tree.leaf_inputs(leaf_rows, leaf_actions))
+    tree.expand_and_backup(latent, _to_host(reward).reshape(-1), _to_host(value).reshape(-1), _to_host(logits),
+                           config.discount)
 
 
 def visit_policy(visit_counts: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -125,14 +135,17 @@ def _mix_dirichlet_noise(prior: np.ndarray, legal: Optional[np.ndarray], config:
     """
     seed = int(torch.randint(2**62, (), generator=generator))
     gamma = np.random.default_rng(seed).standard_gamma(config.dirichlet_alpha, size=prior.shape)
-    support = np.ones(prior.shape) if legal is None else legal.astype(np.float64)
-    gamma *= support
-    total = gamma.sum(axis=1, keepdims=True)
-    noise = np.where(total > 0, gamma, support) / np.where(total > 0, total, support.sum(axis=1, keepdims=True))
-    fraction = config.root_exploration_fraction
-    return (1.0 - fraction) * prior + fraction * noise
+    illegal = np.zeros(prior.shape, dtype=bool) if legal is None else ~legal
+    prior = np.array(prior, dtype=np.float64)
+    kernels.mix_noise(prior, gamma, illegal, config.root_exploration_fraction)
+    return prior
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    exp = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return exp / exp.sum(axis=1, keepdims=True)
+def _to_host(tensor: torch.Tensor) -> np.ndarray:
+    """A model output as a numpy array in float32 or float64 (the dtypes the kernels take): a view if it can be."""
+    if tensor.device.type == 'cpu' and tensor.dtype in _KERNEL_DTYPES and not tensor.requires_grad:
+        return tensor.numpy()  # the common case, in a third of the torch calls of the general one
+    return tensor.detach().to('cpu', torch.float64).numpy()
+
+
+_KERNEL_DTYPES = (torch.float32, torch.float64)
