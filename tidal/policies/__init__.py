@@ -2,6 +2,7 @@
 from tidal.policies.base import Policy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.muzero import MuZeroPolicy
+from tidal.policies.muzero_repr import MuZeroReprPolicy
 from tidal.policies.ppg import PPGPolicy
 from tidal.policies.ppo import PPOPolicy
 from tidal.policies.sac import SACPolicy
@@ -9,5 +10,5 @@ from tidal.policies.sac_v import SACVPolicy
 from tidal.policies.sqil_sac import SQILSACPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 
-__all__ = ['DiscreteSACPolicy', 'MuZeroPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILSACPolicy',
-           'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']
+__all__ = ['DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
+           'SACVPolicy', 'SQILSACPolicy', 'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']

@@ -286,7 +286,8 @@ class RepresentationLearner:
     def train(self, batch: dict[str, Any], weight: Optional[torch.Tensor] = None) -> dict[str, torch.Tensor]:
         """One gradient step on MuZero's loss (eq. 1); returns the loss terms and a 'priority' per sample."""
         opts = self.opts
-        outputs = unroll(self.model, batch['obs'], batch['action'], opts.recurrent_gradient_scaling_factor)
+        observation, _ = split_action_mask(batch['obs'])  # the search used the mask; the model reads the rest
+        outputs = unroll(self.model, observation, batch['action'], opts.recurrent_gradient_scaling_factor)
         policy = batch.get('target_policy')
         if policy is None:
             policy = outputs[0].policy_logits.new_zeros(*batch['target_value'].shape, self.model.action_dim)

@@ -1,0 +1,478 @@
+"""muzero_repr: a MuZero model's latent as the observation of PPO or SAC.
+
+The class picked from the config, the options refused, where gradients reach the encoder, what is
+stored (raw observations, env rewards), the model's own update schedule, state dicts, and short runs.
+"""
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tidal.config import comments_for, compile_config
+from tidal.config.declared import class_rules
+from tidal.defaults import FreeDict, class_defaults
+from tidal.entry.pipelines import pipeline_name, resume, train
+from tidal.entry.replay_feed import ReplayFeed
+from tidal.entry.rollout_feed import RolloutFeed
+from tidal.entry.run import RunInterrupted
+from tidal.errors import ConfigError, TidalError
+from tidal.models.muzero import MuZeroLossError, MuZeroModel, MuZeroTargets
+from tidal.policies.modes import EnvLayout, Timestep
+from tidal.policies.muzero_repr import RL_TYPES, MuZeroReprPolicy
+from tidal.registry import POLICY_REGISTRY, policy_class
+from tidal.worker.checkpoint import load_checkpoint
+from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
+from tidal.rl_utils import gather_action
+from tidal.worker.tensor import concat, tree_map
+
+ENVS, STEPS, OBS, ACTIONS, LATENT = 2, 6, 4, 3, 8
+
+
+def deep_update(tree, values):
+    for key, value in values.items():
+        if isinstance(value, dict):
+            deep_update(tree[key], value)
+        else:
+            tree[key] = value
+
+
+def make_policy(rl_type='ppo', enable_field=('learn', 'collect', 'eval'), action_shape=ACTIONS, **overrides):
+    cls = policy_class('muzero_repr', {'rl_type': rl_type})
+    cfg = cls.default_config()
+    cfg.rl_type = rl_type
+    cfg.model.update(obs_shape=OBS, action_shape=action_shape)
+    if rl_type == 'ppo':
+        cfg.model.update(action_space='discrete', encoder_hidden_sizes=[16])
+    else:
+        cfg.model.update(actor_hidden_sizes=[16], critic_hidden_sizes=[16])
+    cfg.repr.model.update(latent_size=LATENT, hidden_sizes=[16], value_support_size=3, reward_support_size=3)
+    cfg.repr.update(num_unroll_steps=2, td_steps=3)
+    cfg.repr.training.update(mini_batch_size=4, mini_batch_length=2, initial_collect_steps=0, interval=1000)
+    deep_update(cfg, overrides)
+    return cls(cfg, enable_field=enable_field)
+
+
+def timesteps(obs_size=OBS, seed=0, truncate_at=None):
+    """STEPS batched timesteps of ENVS envs with random observations and rewards; env 0 is truncated at
+    step `truncate_at` and env 1 terminated at step 3."""
+    generator = torch.Generator().manual_seed(seed)
+    steps = []
+    for step in range(STEPS):
+        terminated = torch.tensor([False, step == 3])
+        truncated = torch.tensor([step == truncate_at, False])
+        steps.append(Timestep(next_obs=torch.randn(ENVS, obs_size, generator=generator),
+                              reward=torch.randn(ENVS, generator=generator), terminated=terminated,
+                              truncated=truncated, first=torch.zeros(ENVS, dtype=torch.bool)))
+    return steps
+
+
+def collect(policy, obs=None, steps=None, random=False):
+    """Drive the collect mode over `steps`; returns (train sample, transition columns, acted-on obs)."""
+    mode = policy.collect_mode
+    obs = torch.randn(ENVS, OBS, generator=torch.Generator().manual_seed(1)) if obs is None else obs
+    rows, acted = [], []
+    for step in steps or timesteps():
+        output = mode.random_action(obs) if random else mode.forward(obs)
+        rows.append(mode.process_transition(obs, output, step))
+        acted.append(obs)
+        obs = step.next_obs
+    columns = concat([dict(row) for row in rows])
+    sample = mode.get_train_sample(concat(rows), EnvLayout(num_envs=ENVS, steps=len(rows)))
+    return sample, columns, acted
+
+
+def encoder_params(policy):
+    return [p.detach().clone() for p in policy.repr_model.representation.parameters()]
+
+
+def changed(before, policy):
+    return any(not torch.equal(a, b) for a, b in zip(before, encoder_params(policy)))
+
+
+def sac_batch(size=8, seed=0, continuous=False):
+    generator = torch.Generator().manual_seed(seed)
+    action = (torch.rand(size, 1, generator=generator) * 2 - 1 if continuous
+              else torch.randint(ACTIONS, (size,), generator=generator))
+    return {'obs': torch.randn(size, OBS, generator=generator), 'next_obs': torch.randn(size, OBS, generator=generator),
+            'action': action, 'reward': torch.randn(size, generator=generator),
+            'terminated': torch.zeros(size, dtype=torch.bool), 'truncated': torch.zeros(size, dtype=torch.bool)}
+
+
+# ----- the class picked from the config ----------------------------------------------------------
+def test_rl_type_picks_the_wrapped_policys_defaults_rules_and_pipeline():
+    cases = {'ppo': ('on_policy', 'clip_ratio', None), 'discrete_sac': ('off_policy', 'learning_rate_q', 'discrete')}
+    for rl_type, (pipeline, learn_key, action_space) in cases.items():
+        main = {'env': {'env_id': 'CartPole-v1'}, 'policy': {'rl_type': rl_type}}
+        create = {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}
+        cfg = compile_config(main, create, infer_shapes=False)
+        assert cfg.policy.type == 'muzero_repr' and learn_key in cfg.policy.learn
+        assert cfg.policy.repr.training.interval == 1 and cfg.policy.repr.train_policy is False
+        assert pipeline_name(cfg) == pipeline
+        cls = policy_class('muzero_repr', cfg.policy)
+        assert cls is policy_class('muzero_repr', {'rl_type': rl_type})  # one class per wrapped policy
+        assert issubclass(cls, MuZeroReprPolicy) and issubclass(cls, POLICY_REGISTRY.get(rl_type))
+        assert cls.action_space == action_space
+        comments = comments_for(cfg)  # tidal config show documents the keys of both
+        assert comments[f'policy.learn.{learn_key}']
+        assert comments['policy.repr.training.interval'].startswith('(int > 0)')
+    with pytest.raises(ConfigError, match="unknown config key 'policy.learn.clip_ratio'"):
+        compile_config({'env': {'env_id': 'CartPole-v1'}, 'policy': {'rl_type': 'discrete_sac',
+                                                                     'learn': {'clip_ratio': 0.1}}},
+                       {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}, infer_shapes=False)
+
+
+def leaf_paths(tree, prefix=''):
+    for key, value in tree.items():
+        path = f'{prefix}.{key}' if prefix else key
+        if isinstance(value, dict) and not isinstance(value, FreeDict):
+            yield from leaf_paths(value, path)
+        elif isinstance(value, FreeDict):
+            yield from (f'{path}.{name}' for name in value)  # its declared keys only
+        else:
+            yield path
+
+
+@pytest.mark.parametrize('rl_type', RL_TYPES)
+def test_every_default_of_the_wrapped_classes_declares_a_rule(rl_type):
+    cls = policy_class('muzero_repr', {'rl_type': rl_type})
+    rules = class_rules(cls)
+    assert [path for path in leaf_paths(class_defaults(cls)) if path not in rules] == []
+    assert str(rules['rl_type'].text) == "str in {'ppo', 'discrete_sac', 'sac'}"
+
+
+def test_unknown_rl_type_names_the_allowed_ones():
+    main = {'env': {'env_id': 'CartPole-v1'}, 'policy': {'rl_type': 'dqn'}}
+    with pytest.raises(ConfigError) as err:
+        compile_config(main, {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}, infer_shapes=False)
+    assert str(err.value) == ("config key 'policy.rl_type' must be one of 'ppo', 'discrete_sac', 'sac' (the policy "
+                              "that learns on the latent), got 'dqn'")
+
+
+def test_registry_build_makes_the_wrapped_class():
+    cfg = make_policy('discrete_sac').cfg
+    policy = POLICY_REGISTRY.build('muzero_repr', cfg)
+    assert type(policy).__name__ == 'MuZeroReprDiscreteSACPolicy'
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'repr': {'train_policy': True}}, 'policy.repr.train_policy=True needs policy.repr.reanalyze_ratio=1'),
+    ({'repr': {'reanalyze_ratio': 0.5}}, 'policy.repr.reanalyze_ratio must be 0 or 1 under muzero_repr'),
+    ({'normalize': {'obs': True}}, 'policy.normalize.obs=True cannot work under muzero_repr'),
+])
+def test_options_that_cannot_work_are_refused_naming_the_key(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace('.', r'\.')):
+        make_policy('ppo', **overrides)
+
+
+def test_train_policy_with_full_reanalyze_is_accepted():
+    policy = make_policy('ppo', repr={'train_policy': True, 'reanalyze_ratio': 1.0})
+    assert 'repr_policy_loss' in policy.learn_mode.monitor_vars()
+
+
+# ----- gradients into the encoder ----------------------------------------------------------------
+def test_ppo_update_reaches_the_encoder_only_with_encoder_grad():
+    for encoder_grad in (False, True):
+        torch.manual_seed(0)
+        policy = make_policy('ppo', repr={'encoder_grad': encoder_grad})
+        sample, _, _ = collect(policy)
+        before, inner_before = encoder_params(policy), [p.clone() for p in policy.model['rl'].parameters()]
+        info = policy.learn_mode.forward(sample)
+        assert changed(before, policy) is encoder_grad
+        assert any(not torch.equal(a, b) for a, b in zip(inner_before, policy.model['rl'].parameters()))
+        assert torch.isfinite(info['total_loss'])
+
+
+def test_discrete_sac_two_backward_passes_train_the_encoder_with_encoder_grad():
+    for encoder_grad in (False, True):
+        torch.manual_seed(0)
+        policy = make_policy('discrete_sac', repr={'encoder_grad': encoder_grad})
+        before = encoder_params(policy)
+        for seed in range(2):
+            info = policy.learn_mode.forward(sac_batch(seed=seed))
+        assert changed(before, policy) is encoder_grad
+        assert torch.isfinite(info['critic_loss']) and torch.isfinite(info['policy_loss'])
+
+
+def test_encoder_step_follows_the_gradient_summed_over_the_wrapped_losses():
+    """With SGD in place of Adam, h's step is -lr times the gradient of (critic + policy loss) through s."""
+    torch.manual_seed(0)
+    policy = make_policy('discrete_sac', repr={'encoder_grad': True}, learn={'auto_alpha': False})
+    batch = sac_batch()
+    reference = make_policy('discrete_sac', repr={'encoder_grad': True}, learn={'auto_alpha': False})
+    reference.learn_mode.load_state_dict(policy.learn_mode.state_dict())
+    policy._encoder_optimizer = torch.optim.SGD(policy.repr_model.representation.parameters(), lr=1.0)
+    # the losses of the update, both measured before it, differentiated through h
+    latent = reference.repr_model.represent(batch['obs'])
+    with torch.no_grad():
+        next_obs = reference.repr_model.represent(batch['next_obs'])
+        _, next_prob, next_log_prob = reference._policy(next_obs)
+        next_q = reference._target_critic(next_obs).min(dim=0).values
+        alpha = reference._temperature.value
+        next_value = (next_prob * (next_q - alpha * next_log_prob)).sum(dim=-1)
+        target = batch['reward'] + reference._gamma * next_value
+    q = gather_action(reference._model.critic(latent), batch['action'])
+    critic_loss = (q - target).pow(2).mean(dim=1).sum()
+    encoder = list(reference.repr_model.representation.parameters())
+    critic_grads = torch.autograd.grad(critic_loss, encoder, retain_graph=True)
+    before = encoder_params(policy)
+    policy.learn_mode.forward(batch)
+    # the policy loss sees the critics after their step: take them from the updated policy
+    reference._model.critic.load_state_dict(policy._model.critic.state_dict())
+    _, prob, log_prob = reference._policy(latent)
+    with torch.no_grad():
+        min_q = reference._model.critic(latent).min(dim=0).values
+    policy_grads = torch.autograd.grad((prob * (alpha * log_prob - min_q)).sum(dim=-1).mean(), encoder)
+    for old, new, critic_grad, policy_grad in zip(before, encoder_params(policy), critic_grads, policy_grads):
+        assert critic_grad.abs().sum() > 0 and policy_grad.abs().sum() > 0
+        torch.testing.assert_close(new, old - (critic_grad + policy_grad), rtol=1e-4, atol=1e-6)
+
+
+# ----- what is stored --------------------------------------------------------------------------
+def test_raw_observations_and_env_rewards_are_stored():
+    torch.manual_seed(0)
+    policy = make_policy('ppo', normalize={'reward': True})
+    steps = timesteps(truncate_at=2)
+    sample, columns, acted = collect(policy, steps=steps)
+    raw = torch.cat(acted)
+    assert sample['obs'].shape == (ENVS * STEPS, OBS) and torch.equal(sample['obs'], raw)
+    assert 'repr_reward' not in sample and 'repr_bootstrap_value' not in sample
+    buffer = policy.repr_buffer
+    assert isinstance(buffer, PrioritizedTrajectoryBuffer) and buffer.current_position().tolist() == [STEPS] * ENVS
+    env_ids = torch.arange(ENVS).repeat(STEPS)
+    positions = torch.arange(STEPS).repeat_interleave(ENVS)
+    stored = buffer.get(env_ids, positions)
+    assert torch.equal(stored['obs'], raw)
+    assert torch.equal(stored['reward'], torch.stack([step.reward for step in steps]).reshape(-1))  # not scaled
+    assert torch.equal(stored['action'], columns['action'])
+    # V(final obs) of the model where env 0 was truncated (step 2), 0 elsewhere
+    final = steps[2].next_obs[:1]
+    expected = policy.repr_model.value(policy.repr_model.initial_inference(final))
+    bootstrap = stored['bootstrap_value'].reshape(STEPS, ENVS)
+    torch.testing.assert_close(bootstrap[2, :1], expected)
+    assert bootstrap.count_nonzero() <= 1
+
+
+def test_off_policy_transitions_keep_raw_obs_and_next_obs():
+    torch.manual_seed(0)
+    policy = make_policy('discrete_sac')
+    steps = timesteps()
+    sample, _, acted = collect(policy, steps=steps, random=True)
+    assert torch.equal(sample['obs'], torch.cat(acted))
+    assert torch.equal(sample['next_obs'], torch.cat([step.next_obs for step in steps]))
+
+
+def test_dict_observations_encode_only_the_observation_and_keep_the_mask():
+    torch.manual_seed(0)
+    policy = make_policy('discrete_sac')
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    obs = {'observation': torch.randn(ENVS, OBS), 'action_mask': mask}
+    assert mask.gather(1, policy.eval_mode.forward(obs)['action'][:, None]).all()
+    steps = [Timestep(next_obs={'observation': step.next_obs, 'action_mask': mask}, reward=step.reward,
+                      terminated=step.terminated, truncated=step.truncated, first=step.first) for step in timesteps()]
+    sample, _, _ = collect(policy, obs=obs, steps=steps)
+    assert sample['obs']['observation'].shape == (ENVS * STEPS, OBS)
+    assert torch.equal(sample['obs']['action_mask'][:2], mask)
+    assert torch.equal(policy.repr_buffer.get(torch.tensor([1]), torch.tensor([0]))['obs']['action_mask'], mask[1:])
+    policy._cfg.repr.training.interval = 1
+    info = policy.learn_mode.forward(tree_map(lambda column: column[:8], sample))  # and one model update
+    assert policy._learner.updates == 1 and float(info['repr_total_loss']) > 0
+
+
+# ----- the model's own schedule ----------------------------------------------------------------
+def test_model_updates_every_interval_learn_calls_once_enough_steps_are_collected():
+    torch.manual_seed(0)
+    policy = make_policy('ppo', repr={'training': {'interval': 3, 'num_updates_per_train_iter': 2,
+                                                   'initial_collect_steps': 2 * ENVS * STEPS}})
+    sample, _, _ = collect(policy)  # half of initial_collect_steps
+    learner = policy._learner
+    updates = []
+    for _ in range(4):
+        info = policy.learn_mode.forward(sample)
+        updates.append(learner.updates)
+        assert float(info['repr_total_loss']) == 0.0  # reported (for the finite guard) before the first update
+    assert updates == [0, 0, 0, 0]
+    collect(policy)  # now initial_collect_steps are in the model's replay
+    for _ in range(5):  # learn calls 5..9: the interval comes round at 6 and 9
+        info = policy.learn_mode.forward(sample)
+        updates.append(learner.updates)
+    assert updates[4:] == [0, 2, 2, 2, 4]
+    assert set(policy.learn_mode.monitor_vars()) >= {'repr_total_loss', 'repr_value_loss', 'repr_reward_loss'}
+    assert float(info['repr_total_loss']) > 0 and torch.isfinite(info['repr_grad_norm'])
+
+
+def test_sequences_of_starts_are_capped_at_each_envs_newest_step():
+    torch.manual_seed(0)
+    policy = make_policy('ppo', repr={'training': {'mini_batch_size': 64, 'mini_batch_length': 4,
+                                                   'priority': False}})
+    collect(policy)
+    env_ids, positions, weight = policy._sample_starts()
+    assert weight is None and env_ids.shape == positions.shape == (256,)
+    starts = positions.reshape(64, 4)
+    assert (starts.diff(dim=1) >= 0).all() and (starts.diff(dim=1) <= 1).all()
+    assert int(positions.max()) == STEPS - 1 and (env_ids.reshape(64, 4) == env_ids.reshape(64, 4)[:, :1]).all()
+
+
+def test_continuous_actions_train_the_model_with_sac():
+    torch.manual_seed(0)
+    policy = make_policy('sac', action_shape=1, repr={'encoder_grad': True, 'training': {'interval': 1}})
+    assert policy.repr_model.continuous_actions
+    collect(policy, random=True)
+    info = policy.learn_mode.forward(sac_batch(continuous=True))
+    assert policy._learner.updates == 1 and torch.isfinite(info['repr_total_loss'])
+    with pytest.raises(ConfigError, match='policy.repr.train_policy needs discrete actions'):
+        make_policy('sac', action_shape=1, repr={'train_policy': True, 'reanalyze_ratio': 1.0})
+
+
+def test_continuous_action_model_feeds_the_action_vector_to_g_and_has_no_search_or_policy_target():
+    torch.manual_seed(0)
+    model = MuZeroModel(3, 2, latent_size=4, hidden_sizes=[8], value_support_size=2, reward_support_size=2,
+                        continuous_actions=True)
+    latent = model.represent(torch.randn(5, 3))
+    left = model.recurrent_inference(latent, torch.full((5, 2), -1.0))
+    right = model.recurrent_inference(latent, torch.full((5, 2), 1.0))
+    assert left.latent.shape == (5, 4) and not torch.equal(left.latent, right.latent)
+    with pytest.raises(TidalError, match='tree search expands one child per discrete action'):
+        model.recurrent_fn(latent, torch.zeros(5, dtype=torch.long))
+    no = torch.zeros(5, 1, dtype=torch.bool)
+    targets = MuZeroTargets(value=torch.zeros(5, 1), reward=torch.zeros(5, 1), policy=torch.zeros(5, 1, 2),
+                            game_over=no, beyond_episode_end=no)
+    with pytest.raises(MuZeroLossError, match='train_policy needs discrete actions'):
+        model.calc_loss([model.initial_inference(torch.randn(5, 3))], targets)
+
+
+def test_continuous_unrolls_repeat_the_last_action_past_the_episode_end():
+    policy = make_policy('sac', action_shape=2)
+    action = torch.tensor([[[0.1, 0.2], [0.3, 0.4], [9.0, 9.0]]])
+    has_row = torch.tensor([[True, True, False]])
+    expected = torch.tensor([[[0.1, 0.2], [0.3, 0.4], [0.3, 0.4]]])
+    assert torch.equal(policy._learner._unroll_actions(action, has_row), expected)
+
+
+# ----- state dicts -----------------------------------------------------------------------------
+def test_learn_and_collect_state_round_trip():
+    torch.manual_seed(0)
+    policy = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
+    sample, _, _ = collect(policy)
+    for _ in range(3):
+        policy.learn_mode.forward(sample)
+    # copies, as a checkpoint holds them: a state dict shares its tensors with the live optimizers
+    learn_state, collect_state = copy.deepcopy((policy.learn_mode.state_dict(), policy.collect_mode.state_dict()))
+    assert {'repr', 'repr_learn_calls', 'encoder_optimizer'} <= set(learn_state) and 'repr_buffer' in collect_state
+    assert 'repr_buffer' not in learn_state
+    torch.manual_seed(1)
+    restored = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
+    restored.learn_mode.load_state_dict(learn_state)
+    restored.collect_mode.load_state_dict(collect_state)
+    obs = torch.randn(5, OBS)
+    assert torch.equal(policy.eval_mode.forward(obs)['action'], restored.eval_mode.forward(obs)['action'])
+    # the next update (a model update too: call 4) is the same: optimizers, counters, replay and its sampling
+    infos = []
+    for each in (policy, restored):
+        torch.manual_seed(2)
+        infos.append(each.learn_mode.forward(sample))
+    assert policy._learner.updates == restored._learner.updates == 2
+    for key in ('total_loss', 'repr_total_loss', 'repr_value_loss'):
+        assert torch.equal(infos[0][key], infos[1][key]), key
+    for a, b in zip(policy.model.parameters(), restored.model.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_eval_only_policy_loads_both_networks_from_a_learn_state():
+    torch.manual_seed(0)
+    policy = make_policy('discrete_sac')
+    torch.manual_seed(1)
+    evaluator = make_policy('discrete_sac', enable_field=('eval',))
+    evaluator.load_weights(policy.learn_mode.state_dict())
+    for a, b in zip(policy.model.parameters(), evaluator.model.parameters()):
+        assert torch.equal(a, b)
+
+
+# ----- end to end ------------------------------------------------------------------------------
+def test_cli_trains_the_ppo_zoo_config(tmp_path):
+    sets = ['env.collector_env_num=2', 'policy.collect.n_sample=64', 'policy.learn.batch_size=32',
+            'policy.learn.epoch_per_collect=2', 'policy.eval.evaluator.eval_freq=8', 'env.n_evaluator_episode=1',
+            'env.evaluator_env_num=1', 'env.stop_value=null', 'policy.model.encoder_hidden_sizes=[16]',
+            'policy.repr.model.latent_size=16', 'policy.repr.model.hidden_sizes=[32]',
+            'policy.repr.training.interval=4', 'policy.repr.training.initial_collect_steps=64',
+            'policy.repr.training.mini_batch_size=32', 'policy.learn.learner.log_freq=4']
+    result = subprocess.run([sys.executable, '-m', 'tidal', 'train', 'cartpole_muzero_repr_ppo', '--max-env-step',
+                             '256', '--exp-name', 'run', '--no-progress', *[a for s in sets for a in ('--set', s)]],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['env_step'] == 256 and summary['train_iter'] == 4 * 4  # 4 rollouts of 2 epochs x 2 minibatches
+    latest = load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')
+    # 4 model updates (the zoo's) at learn calls 4, 8, 12, 16: the first rollout filled initial_collect_steps
+    assert latest['policy']['repr']['updates'] == 4 * 4
+    assert latest['collector']['policy']['repr_buffer']['current'].tolist() == [128, 128]
+    assert 'repr_total_loss=' in (tmp_path / 'run' / 'log.txt').read_text()
+
+
+def small_run(tmp_path, name, rl_type):
+    """A (main, create) pair of a short CartPole run of muzero_repr around `rl_type`."""
+    if rl_type == 'ppo':
+        inner = dict(model=dict(encoder_hidden_sizes=[16]), collect=dict(n_sample=32),
+                     learn=dict(epoch_per_collect=2, batch_size=16, learner=dict(log_freq=5, save_ckpt_freq=8)))
+    else:
+        inner = dict(random_collect_size=64, model=dict(actor_hidden_sizes=[16], critic_hidden_sizes=[16]),
+                     collect=dict(n_sample=8), other=dict(replay_buffer=dict(replay_buffer_size=1000)),
+                     learn=dict(batch_size=16, learner=dict(log_freq=5, save_ckpt_freq=8)))
+    main = dict(
+        exp_name=str(tmp_path / name), seed=3,
+        env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
+                 stop_value=None),
+        policy=dict(rl_type=rl_type, eval=dict(evaluator=dict(eval_freq=10)), **inner,
+                    repr=dict(encoder_grad=True, num_unroll_steps=3, model=dict(latent_size=16, hidden_sizes=[32]),
+                              training=dict(interval=5, mini_batch_size=16, mini_batch_length=2,
+                                            initial_collect_steps=64))),
+    )
+    return main, dict(env=dict(type='gym'), env_manager=dict(type='base'), policy=dict(type='muzero_repr'))
+
+
+def test_discrete_sac_trains_end_to_end(tmp_path):
+    policy = train(small_run(tmp_path, 'sac', 'discrete_sac'), max_env_step=200, progress=False)
+    assert type(policy).__name__ == 'MuZeroReprDiscreteSACPolicy'
+    summary = json.loads((tmp_path / 'sac' / 'summary.json').read_text())
+    assert summary['env_step'] == 200 and summary['train_iter'] == (200 - 64) // 8
+    assert policy._learner.updates == summary['train_iter'] // 5
+    assert 'repr_total_loss=' in (tmp_path / 'sac' / 'log.txt').read_text()
+
+
+def tensors(tree, prefix=''):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from tensors(value, f'{prefix}.{key}')
+    elif isinstance(tree, torch.Tensor):
+        yield prefix, tree
+
+
+@pytest.mark.parametrize('rl_type, feed, stop_at', [('ppo', RolloutFeed, 3), ('discrete_sac', ReplayFeed, 6)])
+def test_sigterm_stopped_run_resumes_to_the_same_model_and_replay(tmp_path, monkeypatch, rl_type, feed, stop_at):
+    train(small_run(tmp_path, 'whole', rl_type), max_env_step=192, progress=False)
+    original, calls = feed.step, []
+
+    def step(self, env_budget):
+        calls.append(1)
+        if len(calls) == stop_at:
+            os.kill(os.getpid(), signal.SIGTERM)  # seen at the top of the loop, after this step
+        return original(self, env_budget)
+    monkeypatch.setattr(feed, 'step', step)
+    with pytest.raises(RunInterrupted):
+        train(small_run(tmp_path, 'stopped', rl_type), max_env_step=192, progress=False)
+    monkeypatch.undo()
+    stopped = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
+    assert 0 < stopped['collector']['env_step'] < 192 and 'repr_buffer' in stopped['collector']['policy']
+    resume(tmp_path / 'stopped', progress=False)
+    first = load_checkpoint(tmp_path / 'whole' / 'ckpt' / 'latest.pt')
+    second = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
+    assert first['policy']['repr']['updates'] > 0
+    for part in ('policy', 'collector'):
+        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        assert left.keys() == right.keys() and left
+        for key in left:
+            assert torch.equal(left[key], right[key]), f'{part}{key} differs'
