@@ -15,12 +15,35 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Any, Iterable, TextIO
 
 BENCH_DIR = Path(os.path.abspath(__file__)).parent
 REPO_ROOT = BENCH_DIR.parent
 SB3_VENV = BENCH_DIR / '.venv-sb3'
+LIGHTZERO_VENV = BENCH_DIR / '.venv-lightzero'
 TORCH_PIN = 'torch==2.13.0'
+LIGHTZERO_PIN = 'lightzero==0.2.0'
+DI_ENGINE_PIN = 'DI-engine==0.5.3'
+# What LightZero's training entry (`lzero.entry.train_muzero`, DI-engine beneath it) needs beyond tidal's
+# environment, pinned to the versions that made LightZero's CartPole MuZero run here. LightZero and DI-engine
+# themselves go in with --no-deps: both require numpy<2 (and LightZero gymnasium==0.28), which would replace
+# tidal's numpy; what they import is listed here instead. Unpinned names are found in tidal's environment.
+LIGHTZERO_TRAINING_INSTALL = [
+    'DI-toolkit==0.3.0', 'DI-treetensor==0.5.0', 'URLObject==3.0.0', 'trueskill==0.4.5', 'hickle==5.0.3',
+    'tabulate==0.10.0', 'pynng==0.9.0', 'mpire==2.10.2', 'redis==8.1.0', 'yapf==0.29.0', 'gym==0.25.1',
+    'einops==0.8.2', 'wandb==0.19.0', 'Pympler==1.1', 'protobuf==5.29.6', 'tensorboard==2.18.0',
+    'enum-tools==0.13.0', 'cloudpickle==3.1.2', 'responses', 'click', 'requests', 'sniffio',
+]
+# The versions their dependencies got (`pip freeze --local` of the venv), as pip constraints.
+LIGHTZERO_TRAINING_CONSTRAINTS = [
+    'absl-py==2.5.1', 'bitmath==2.1.1', 'chardet==4.0.0', 'deprecation==2.1.0', 'dill==0.4.1',
+    'docker-pycreds==0.4.0', 'gitdb==4.0.12', 'GitPython==3.2.1', 'graphviz==0.21', 'grpcio==1.85.1',
+    'gym-notices==0.1.0', 'h5py==3.16.0', 'hbutils==0.14.2', 'joblib==1.6.0', 'Markdown==3.11.3',
+    'markdown-it-py==4.3.0', 'mdurl==0.1.2', 'narwhals==2.29.0', 'platformdirs==4.14.7', 'psutil==7.2.2',
+    'pytimeparse==1.1.10', 'rich==15.0.0', 'scikit-learn==1.9.1', 'sentry-sdk==2.75.0', 'setproctitle==1.3.8',
+    'smmap==5.0.3', 'tensorboard-data-server==0.7.2', 'threadpoolctl==3.8.0', 'treevalue==1.5.0',
+    'yattag==1.16.1',
+]
 
 EVALS_HEADER = ('env_step', 'train_iter', 'wall_time', 'return_mean', 'return_std', 'episode_length_mean')
 SUMMARY_KEYS = ('env_step', 'train_iter', 'wall_time', 'env_steps_per_s', 'updates_per_s')
@@ -219,10 +242,23 @@ def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float 
 
     Raises SystemExit naming every failed job and showing the end of its log.
     """
-    cores = core_sets(len(jobs), threads) if pin else None
+    run_lanes([[job] for job in jobs], threads, pin, poll_s)
+
+
+def run_lanes(lanes: list[list[Job]], threads: int, pin: bool = True, poll_s: float = 30.0) -> None:
+    """Runs each lane's jobs one after another, the lanes side by side, each lane on its own cores, so a
+    long job (another library's run) can share the machine with a queue of short ones.
+
+    Raises SystemExit, once every lane is done, naming every failed job and showing the end of its log.
+    """
+    cores = core_sets(len(lanes), threads) if pin else None
     env = {**os.environ, **thread_env(threads)}
-    procs = []
-    for i, job in enumerate(jobs):
+    queues = [list(lane) for lane in lanes]
+    running: list[tuple[Job, subprocess.Popen, Any] | None] = [None] * len(lanes)
+    failed: list[str] = []
+
+    def start_next(i: int) -> None:
+        job = queues[i].pop(0)
         if job.run_dir.exists():
             shutil.rmtree(job.run_dir)
         job.run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -231,24 +267,35 @@ def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float 
         preexec = (lambda c=affinity: os.sched_setaffinity(0, c)) if affinity else None
         proc = subprocess.Popen(job.cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 preexec_fn=preexec)
-        procs.append((job, proc, log))
+        running[i] = (job, proc, log)
         where = f' on cores {sorted(affinity)}' if affinity else ''
         print(f'  started {job.name}{where}, log: {display_path(job.log_path)}', flush=True)
-    start = time.perf_counter()
-    next_report = poll_s
-    while any(proc.poll() is None for _, proc, _ in procs):
-        time.sleep(0.5)
-        elapsed = time.perf_counter() - start
-        if elapsed >= next_report:
-            next_report += poll_s
-            print(f'  [{elapsed:5.0f}s] ' + ' | '.join(_status(job) for job, _, _ in procs), flush=True)
-    failed = []
-    for job, proc, log in procs:
+
+    def finish(i: int) -> None:
+        job, proc, log = running[i]
         log.close()
+        running[i] = None
         if proc.returncode != 0:
             tail = job.log_path.read_text(errors='replace').splitlines()[-20:]
             failed.append(f'{job.name} exited with {proc.returncode}; end of {display_path(job.log_path)}:\n'
                           + '\n'.join('    ' + line for line in tail))
+
+    start = time.perf_counter()
+    next_report = poll_s
+    for i, queue in enumerate(queues):
+        if queue:
+            start_next(i)
+    while any(slot is not None for slot in running):
+        time.sleep(0.5)
+        for i, slot in enumerate(running):
+            if slot is not None and slot[1].poll() is not None:
+                finish(i)
+                if queues[i]:
+                    start_next(i)
+        elapsed = time.perf_counter() - start
+        if elapsed >= next_report:
+            next_report += poll_s
+            print(f'  [{elapsed:5.0f}s] ' + ' | '.join(_status(slot[0]) for slot in running if slot), flush=True)
     print(f'  done in {time.perf_counter() - start:.0f}s', flush=True)
     if failed:
         raise SystemExit('error: ' + '\n'.join(failed))
@@ -260,11 +307,16 @@ def venv_python(venv: Path) -> Path:
     return venv / ('Scripts/python.exe' if os.name == 'nt' else 'bin/python')
 
 
-def ensure_venv(venv: Path, imports: str, installs: list[list[str]], system_site_packages: bool = False) -> Path:
-    """Python of `venv`, created on first use by running each pip install of `installs` in turn.
+def ensure_venv(venv: Path, imports: str, installs: list[list[str]], system_site_packages: bool = False,
+                constraints: Iterable[str] = (), frozen: Iterable[str] = ()) -> Path:
+    """Python of `venv`, set up on first use by running each pip install of `installs` in turn.
 
     The venv is ready once it can import the comma-separated modules `imports` and has tidal's torch
-    build; with `system_site_packages` it sees this environment's packages, torch included.
+    build; with `system_site_packages` it sees this environment's packages, torch included. Each install
+    gets the pip `constraints` plus the packages of `frozen` pinned to the versions the venv sees before
+    installing (with `system_site_packages`: this environment's), so no install can change them; they
+    are checked again afterwards. Running it on a venv that exists but fails the import reruns every step
+    (pip skips what is already there).
     """
     python = venv_python(venv)
     probe = [str(python), '-c', f'import {imports}, torch; print(torch.__version__)']
@@ -273,18 +325,47 @@ def ensure_venv(venv: Path, imports: str, installs: list[list[str]], system_site
         found = subprocess.run(probe, capture_output=True, text=True)
         if found.returncode == 0 and found.stdout.strip().startswith(torch_version):
             return python
-    print(f'creating the virtual environment {display_path(venv)} ...', flush=True)
+    print(f'setting up the virtual environment {display_path(venv)} ...', flush=True)
     flags = ['--system-site-packages'] if system_site_packages else []
+    _run_shown([sys.executable, '-m', 'venv', *flags, str(venv)], ['python', '-m', 'venv', *flags, display_path(venv)])
+    frozen, pins = list(frozen), list(constraints)
+    before = _versions(python, frozen)
+    pins += [f'{name}=={version}' for name, version in before.items() if version is not None]
     pip = ['-m', 'pip', 'install', '--quiet']
-    steps = [([sys.executable, '-m', 'venv', *flags, str(venv)], ['python', '-m', 'venv', *flags, display_path(venv)])]
-    steps += [([str(python), *pip, *args], [display_path(python), *pip, *args]) for args in installs]
-    for cmd, shown in steps:  # shown as typed at the repo root, naming no machine paths
-        print(f'$ {shlex.join(shown)}', flush=True)
-        subprocess.run(cmd, check=True)
-    found = subprocess.run(probe, capture_output=True, text=True, check=True)
+    if pins:
+        constraints_file = venv / 'constraints.txt'
+        constraints_file.write_text('\n'.join(pins) + '\n')
+        pip += ['-c', str(constraints_file)]
+    for args in installs:  # shown as typed at the repo root, naming no machine paths
+        cmd = [str(python), *pip, *args]
+        _run_shown(cmd, [display_path(Path(a)) if os.path.isabs(a) else a for a in cmd])
+    found = subprocess.run(probe, capture_output=True, text=True)
+    if found.returncode != 0:
+        raise SystemExit(f'error: {display_path(venv)} cannot import {imports} after its installs:\n{found.stderr}')
     if not found.stdout.strip().startswith(torch_version):
         raise SystemExit(f'error: {display_path(venv)} has torch {found.stdout.strip()}, expected {TORCH_PIN}')
+    after = _versions(python, frozen)
+    if after != before:
+        raise SystemExit(f'error: the installs in {display_path(venv)} changed {before} to {after}')
     return python
+
+
+def _run_shown(cmd: list[str], shown: list[str]) -> None:
+    print(f'$ {shlex.join(shown)}', flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def _versions(python: Path, names: list[str]) -> dict[str, str | None]:
+    """The installed version of each distribution in `names` as `python` sees it (None: not installed)."""
+    if not names:
+        return {}
+    code = ('import importlib.metadata as m, json, sys\n'
+            'def v(n):\n'
+            '    try:\n        return m.version(n)\n'
+            '    except m.PackageNotFoundError:\n        return None\n'
+            'print(json.dumps({n: v(n) for n in sys.argv[1:]}))')
+    out = subprocess.run([str(python), '-c', code, *names], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
 
 
 def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
@@ -295,3 +376,21 @@ def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
     """
     return ensure_venv(venv, 'stable_baselines3, gymnasium',
                        [[TORCH_PIN], ['stable-baselines3', 'gymnasium', TORCH_PIN]])
+
+
+def ensure_lightzero_venv(training: bool = False) -> Path:
+    """Python of the LightZero venv: tidal's torch and numpy from this environment, LightZero beside them.
+
+    The light install (`mcts_speed.py`) is LightZero alone, with `--no-deps` because a plain install makes
+    pip swap torch for another build (several GB of CUDA wheels) and numpy for a 1.x: its compiled tree
+    needs nothing beyond numpy. `training` adds what `lzero.entry.train_muzero` needs (DI-engine and the
+    pinned `LIGHTZERO_TRAINING_*` lists), done once: skipped while `import lzero.entry, ding, gym` works.
+    Every install is constrained to this environment's torch and numpy versions, checked after.
+    """
+    installs = [['--no-deps', LIGHTZERO_PIN]]
+    imports = 'lzero'
+    if training:
+        installs = [['--no-deps', LIGHTZERO_PIN, DI_ENGINE_PIN], LIGHTZERO_TRAINING_INSTALL]
+        imports = 'lzero.entry, ding, gym'
+    return ensure_venv(LIGHTZERO_VENV, imports, installs, system_site_packages=True,
+                       constraints=LIGHTZERO_TRAINING_CONSTRAINTS if training else (), frozen=('torch', 'numpy'))

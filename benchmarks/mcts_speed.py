@@ -32,14 +32,12 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from common import BENCH_DIR, REPO_ROOT, display_path, ensure_venv, thread_env
+from common import BENCH_DIR, REPO_ROOT, display_path, ensure_lightzero_venv, thread_env
 from tidal.mcts import RecurrentFn, SearchConfig, expand_root, search, simulate
 from tidal.models.muzero import MuZeroModel
 
 LATENT_DIM = 64  # copied once per simulation into the tree; a vector, so the copy stays negligible
 CARTPOLE_OBS_DIM, CARTPOLE_ACTIONS = 4, 2
-LIGHTZERO_VENV = BENCH_DIR / '.venv-lightzero'
-LIGHTZERO_PIN = 'lightzero==0.2.0'
 LIGHTZERO_RUNNER = BENCH_DIR / 'lightzero_mcts_runner.py'
 
 
@@ -101,15 +99,6 @@ def seconds_of(run: Callable[[], object]) -> float:
 
 class LightZeroError(RuntimeError):
     """The LightZero side cannot run; its message says why, for the report."""
-
-
-def ensure_lightzero_venv() -> Path:
-    """Python of the LightZero venv: tidal's torch and numpy from this environment, LightZero alone in it.
-
-    `--no-deps`, because a plain install makes pip swap torch for another build (several GB of CUDA
-    wheels); the runner loads only the compiled tree, which needs nothing beyond numpy.
-    """
-    return ensure_venv(LIGHTZERO_VENV, 'lzero', [['--no-deps', LIGHTZERO_PIN]], system_site_packages=True)
 
 
 class LightZeroRunner:

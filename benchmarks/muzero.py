@@ -1,13 +1,16 @@
-"""MuZero on CartPole-v1 with and without reanalyze, and the MuZero representation under PPO against plain
-PPO (tidal only; LightZero's tree is measured by mcts_speed.py).
+"""MuZero on CartPole-v1 with and without reanalyze, beside LightZero's MuZero, and the MuZero representation
+under PPO against plain PPO (LightZero's tree alone is measured by mcts_speed.py).
 
 Two comparisons, each over seeds, two runs at a time (one per core), stop values removed:
 - `muzero`: zoo configs `cartpole_muzero` and `cartpole_muzero_reanalyze`, env steps and wall clock to an
-  eval return of 475 (goal: within 20k env steps, median);
+  eval return of 475 (goal: within 20k env steps, median), and LightZero 0.2.0's own CartPole MuZero
+  (`lightzero_cartpole_muzero.py`, in `benchmarks/.venv-lightzero`, set up on first use), each seed run
+  side by side with tidal's `cartpole_muzero` of the same seed; `--no-lightzero` leaves it out;
 - `repr`: zoo configs `cartpole_ppo` and `cartpole_muzero_repr_ppo` (the same PPO on h(o)) at equal env steps.
 Writes `results.json`, `curves_<comparison>.png` and `table.md` in `benchmarks/results/muzero/`.
 
     python benchmarks/muzero.py [--seeds 0 1 2] [--muzero-steps 20000] [--repr-steps 50000] [--only muzero|repr]
+        [--no-lightzero]
 """
 import argparse
 import importlib.metadata
@@ -16,9 +19,10 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
-from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_batch, shown_command,
-                    tidal_train_command)
+from common import (BENCH_DIR, DI_ENGINE_PIN, LIGHTZERO_PIN, LIGHTZERO_VENV, Job, check_tidal_config, display_path,
+                    ensure_lightzero_venv, read_run, run_lanes, shown_command, tidal_train_command, venv_python)
 from report import (curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to, steps_to_summary)
 
@@ -26,17 +30,23 @@ THRESHOLD = 475  # CartPole-v1's "solved" return
 FULL_BUDGET = ['env.stop_value=null']  # every seed runs the whole budget: the zoo configs stop at 500
 PARALLEL_RUNS = 2  # one per core on the 2-core benchmark machines
 QUICK_STEPS = 2048
+LIGHTZERO_LABEL = 'LightZero MuZero'
+LIGHTZERO_RUN = 'lightzero_cartpole_muzero'  # stands for a config: names its run folders
+LIGHTZERO_RUNNER = BENCH_DIR / 'lightzero_cartpole_muzero.py'
+LIGHTZERO_EVAL_FREQ = 1024  # env steps; LightZero evaluates at the first whole collect past each
 
 
 @dataclass(frozen=True)
 class Comparison:
     title: str
     configs: dict[str, str]  # label -> zoo config
+    lightzero_pair: Optional[str] = None  # the config whose runs LightZero's MuZero joins, seed by seed
 
 
 COMPARISONS = {
     'muzero': Comparison('MuZero on CartPole-v1, with and without reanalyze',
-                         {'MuZero': 'cartpole_muzero', 'MuZero Reanalyze': 'cartpole_muzero_reanalyze'}),
+                         {'MuZero': 'cartpole_muzero', 'MuZero Reanalyze': 'cartpole_muzero_reanalyze'},
+                         lightzero_pair='cartpole_muzero'),
     'repr': Comparison('PPO on the MuZero representation h(o) against PPO on the observation, CartPole-v1',
                        {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo'}),
 }
@@ -53,6 +63,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
     parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
     parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
+    parser.add_argument('--no-lightzero', action='store_true', help="leave LightZero's MuZero out of `muzero`")
+    parser.add_argument('--lightzero-seeds', type=int, nargs='+', default=[0],
+                        help="seeds of LightZero's runs (default: %(default)s; each takes far longer than tidal's)")
+    parser.add_argument('--lightzero-wall-seconds', type=float, default=3000,
+                        help='wall clock after which a LightZero run stops at its next evaluation (default: %(default)s)')
     args = parser.parse_args(argv)
     args.budgets = {'muzero': args.muzero_steps, 'repr': args.repr_steps}
     if args.quick:
@@ -63,10 +78,42 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def variants(args: argparse.Namespace, comparison: str) -> dict[str, str]:
+    """Label -> config of the comparison's runs: tidal's zoo configs, then LightZero's unless left out."""
+    spec = COMPARISONS[comparison]
+    found = dict(spec.configs)
+    if spec.lightzero_pair is not None and not args.no_lightzero:
+        found[LIGHTZERO_LABEL] = LIGHTZERO_RUN
+    return found
+
+
 def job(args: argparse.Namespace, comparison: str, config: str, seed: int) -> Job:
     run_dir = args.out / 'runs' / f'{config}_seed{seed}'
-    return Job(f'{config} seed {seed}', tidal_train_command(config, seed, args.budgets[comparison], run_dir,
-                                                            FULL_BUDGET), run_dir)
+    steps = args.budgets[comparison]
+    if config == LIGHTZERO_RUN:
+        cmd = [str(venv_python(LIGHTZERO_VENV)), display_path(LIGHTZERO_RUNNER), '--seed', str(seed),
+               '--max-env-step', str(steps), '--eval-freq', str(LIGHTZERO_EVAL_FREQ), '--threads', str(args.threads),
+               '--max-wall-seconds', str(args.lightzero_wall_seconds),
+               '--run-dir', display_path(run_dir)]
+        return Job(f'{config} seed {seed}', cmd, run_dir)
+    return Job(f'{config} seed {seed}', tidal_train_command(config, seed, steps, run_dir, FULL_BUDGET), run_dir)
+
+
+def lanes(args: argparse.Namespace) -> list[list[Job]]:
+    """Two lanes, one per core: with LightZero, its (long) runs in one and every tidal run in the other;
+    without, the tidal runs alternate between the two in order (comparison, seed, config)."""
+    tidal, lightzero = [], []
+    for name in args.only:
+        for seed in args.seeds:
+            for config in variants(args, name).values():
+                if config == LIGHTZERO_RUN:
+                    if seed in args.lightzero_seeds:
+                        lightzero.append(job(args, name, config, seed))
+                else:
+                    tidal.append(job(args, name, config, seed))
+    if lightzero:
+        return [lightzero, tidal]
+    return [tidal[0::PARALLEL_RUNS], tidal[1::PARALLEL_RUNS]]
 
 
 def seconds_to(run: dict, level: float) -> float | None:
@@ -78,16 +125,19 @@ def seconds_to(run: dict, level: float) -> float | None:
 def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[str]]:
     spec, steps = COMPARISONS[name], args.budgets[name]
     marks = milestones(steps)
-    runs = {label: [read_run(job(args, name, config, seed).run_dir) for seed in args.seeds]
-            for label, config in spec.configs.items()}
+    configs = variants(args, name)
+    title = spec.title + (f', beside {LIGHTZERO_LABEL}' if LIGHTZERO_LABEL in configs else '')
+    seeds = {label: args.lightzero_seeds if config == LIGHTZERO_RUN else args.seeds for label, config in configs.items()}
+    runs = {label: [read_run(job(args, name, config, seed).run_dir) for seed in seeds[label]]
+            for label, config in configs.items()}
     rows = {label: library_row(runs[label], marks) for label in runs}
-    plot_curves(runs, args.out / f'curves_{name}.png', f'{spec.title}, {len(args.seeds)} seed(s): median, min-max band',
+    plot_curves(runs, args.out / f'curves_{name}.png', f'{title}: median over seeds, min-max band',
                 references={f'{THRESHOLD}': THRESHOLD})
     head = ['variant', f'env steps to {THRESHOLD}', f'wall clock to {THRESHOLD} (s)', 'mean eval return over the run',
             'final return', 'wall clock of the run (s)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
-    result: dict = {'title': spec.title, 'steps': steps, 'milestones': marks, 'table': rows, 'variants': {}}
-    for label, config in spec.configs.items():
+    result: dict = {'title': title, 'steps': steps, 'milestones': marks, 'table': rows, 'variants': {}}
+    for label, config in configs.items():
         reached = steps_to_summary(runs[label], THRESHOLD)
         seconds = [seconds_to(run, THRESHOLD) for run in runs[label]]
         seconds_median = statistics.median(float('inf') if s is None else s for s in seconds)
@@ -102,10 +152,12 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
         result['variants'][label] = {
             'config': config, 'steps_to_threshold': reached, 'seconds_to_threshold': seconds,
             'mean_eval_return': means, 'final_returns': finals, 'wall_time': walls,
-            'commands': [shown_command(job(args, name, config, seed).cmd, args.threads) for seed in args.seeds],
-            'runs': dict(zip(args.seeds, runs[label]))}
-    section = [f'## {spec.title}, {steps} env steps ({fmt_steps(steps)})', '',
-               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values()) + ' as shipped, stop value removed.', '',
+            'commands': [shown_command(job(args, name, config, seed).cmd, args.threads) for seed in seeds[label]],
+            'runs': dict(zip(seeds[label], runs[label]))}
+    section = [f'## {title}, {steps} env steps ({fmt_steps(steps)})', '',
+               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values()) + ' as shipped, stop value removed.'
+               + (f' {LIGHTZERO_LABEL}: LightZero\'s own CartPole MuZero config, see the notes.'
+                  if LIGHTZERO_LABEL in configs else ''), '',
                markdown_table(rows, marks, first_column='variant'), '', '\n'.join(lines), '',
                f'![{name} curves](curves_{name}.png)', '']
     return result, section
@@ -127,7 +179,14 @@ def build_report(args: argparse.Namespace) -> str:
                  'seeds; "(k/n)" seeds got there, a seed that never did counts as slowest); its wall clock is the '
                  "run's time at that evaluation, evaluations included.",
                  '- The mean eval return over the run is the area under the eval curve divided by the budget.',
-                 f"- Versions: tidal {vers['tidal']}, torch {vers['torch']}, gymnasium {vers['gymnasium']}.", '',
+                 f"- Versions: tidal {vers['tidal']}, torch {vers['torch']}, gymnasium {vers['gymnasium']}.",
+                 *([f'- {LIGHTZERO_LABEL}: `{LIGHTZERO_PIN}` with `{DI_ENGINE_PIN}` in `{display_path(LIGHTZERO_VENV)}` '
+                    "(tidal's torch and numpy), its zoo config `cartpole_muzero_config` as shipped (8 collector envs "
+                    'of 8 episodes per collect, 25 simulations, 100 updates of batch 256 per collect) on CartPole-v1, '
+                    'CPU, in-process envs, no stop value; evaluated by its own evaluator on 5 episodes (one per env) '
+                    f'at the first collect past every {LIGHTZERO_EVAL_FREQ} env steps, run by '
+                    f'`{display_path(LIGHTZERO_RUNNER)}` beside the `cartpole_muzero` run of the same seed.']
+                   if any(LIGHTZERO_LABEL in variants(args, name) for name in args.only) else []), '',
                  'Commands (first seed), from the repo root:', '', '```',
                  *[variant['commands'][0] for comparison in results['comparisons'].values()
                    for variant in comparison['variants'].values()], '```', '']
@@ -140,16 +199,17 @@ def build_report(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if not args.report_only:
-        ordered = [(name, job(args, name, config, seed)) for name in args.only for seed in args.seeds
-                   for config in COMPARISONS[name].configs.values()]
+        planned = lanes(args)
         for name in args.only:  # fail now, not after an hour, on a missing config or key
             for config in COMPARISONS[name].configs.values():
                 check_tidal_config(config, FULL_BUDGET)
-        for i in range(0, len(ordered), PARALLEL_RUNS):
-            batch = ordered[i:i + PARALLEL_RUNS]
-            budgets = ', '.join(sorted({f'{args.budgets[name]} env steps' for name, _ in batch}))
-            run_batch(f'batch {i // PARALLEL_RUNS + 1}: {budgets}', [item for _, item in batch], args.threads,
-                      pin=not args.no_pin)
+        if any(LIGHTZERO_RUN in variants(args, name).values() for name in args.only):
+            ensure_lightzero_venv(training=True)  # once, before any run: installs LightZero's training stack
+        for i, lane in enumerate(planned):
+            print(f'\n== lane {i + 1} (one core), one run after another:', flush=True)
+            for item in lane:
+                print(f'$ {shown_command(item.cmd, args.threads)}', flush=True)
+        run_lanes(planned, args.threads, pin=not args.no_pin)
     print('\n' + build_report(args))
     print(f'outputs in {display_path(args.out)}: results.json, curves_*.png, table.md')
 

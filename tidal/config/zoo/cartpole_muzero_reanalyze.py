@@ -17,6 +17,7 @@ main_config = dict(
     ),
     policy=dict(
         model=dict(latent_size=64, hidden_sizes=[128, 128], value_support_size=25, reward_support_size=5),
+        priority=False,  # as cartpole_muzero
         learn=dict(batch_size=128, update_per_collect=8),
         collect=dict(n_sample=64, discount_factor=0.997, temperatures=[1.0, 0.5, 0.25],
                      temperature_env_steps=[8_000, 14_000]),
