@@ -39,7 +39,7 @@ LIGHTZERO_EVAL_FREQ = 1024  # env steps; LightZero evaluates at the first whole 
 @dataclass(frozen=True)
 class Comparison:
     title: str
-    configs: dict[str, str]  # label -> zoo config
+    configs: dict[str, str]  # label -> run name: a zoo config, or a key of VARIANTS
     lightzero_pair: Optional[str] = None  # the config whose runs LightZero's MuZero joins, seed by seed
 
 
@@ -48,8 +48,16 @@ COMPARISONS = {
                          {'MuZero': 'cartpole_muzero', 'MuZero Reanalyze': 'cartpole_muzero_reanalyze'},
                          lightzero_pair='cartpole_muzero'),
     'repr': Comparison('PPO on the MuZero representation h(o) against PPO on the observation, CartPole-v1',
-                       {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo'}),
+                       {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo',
+                        'PPO on MuZero repr, PPO grads into h': 'repr_encoder_grad'}),
 }
+# run name -> (zoo config, overrides) of the runs that are a zoo config with options changed
+VARIANTS = {'repr_encoder_grad': ('cartpole_muzero_repr_ppo', ['policy.repr.encoder_grad=true'])}
+
+
+def zoo_config(run_name: str) -> tuple[str, list[str]]:
+    config, overrides = VARIANTS.get(run_name, (run_name, []))
+    return config, [*FULL_BUDGET, *overrides]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -96,7 +104,8 @@ def job(args: argparse.Namespace, comparison: str, config: str, seed: int) -> Jo
                '--max-wall-seconds', str(args.lightzero_wall_seconds),
                '--run-dir', display_path(run_dir)]
         return Job(f'{config} seed {seed}', cmd, run_dir)
-    return Job(f'{config} seed {seed}', tidal_train_command(config, seed, steps, run_dir, FULL_BUDGET), run_dir)
+    zoo, overrides = zoo_config(config)
+    return Job(f'{config} seed {seed}', tidal_train_command(zoo, seed, steps, run_dir, overrides), run_dir)
 
 
 def lanes(args: argparse.Namespace) -> list[list[Job]]:
@@ -155,7 +164,9 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
             'commands': [shown_command(job(args, name, config, seed).cmd, args.threads) for seed in seeds[label]],
             'runs': dict(zip(seeds[label], runs[label]))}
     section = [f'## {title}, {steps} env steps ({fmt_steps(steps)})', '',
-               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values()) + ' as shipped, stop value removed.'
+               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values() if c not in VARIANTS) + ' as shipped, stop '
+               'value removed' + ''.join(f'; {label}: `{zoo_config(c)[0]}` with {", ".join(VARIANTS[c][1])}'
+                                        for label, c in spec.configs.items() if c in VARIANTS) + '.'
                + (f' {LIGHTZERO_LABEL}: LightZero\'s own CartPole MuZero config, see the notes.'
                   if LIGHTZERO_LABEL in configs else ''), '',
                markdown_table(rows, marks, first_column='variant'), '', '\n'.join(lines), '',
@@ -185,7 +196,8 @@ def build_report(args: argparse.Namespace) -> str:
                     'of 8 episodes per collect, 25 simulations, 100 updates of batch 256 per collect) on CartPole-v1, '
                     'CPU, in-process envs, no stop value; evaluated by its own evaluator on 5 episodes (one per env) '
                     f'at the first collect past every {LIGHTZERO_EVAL_FREQ} env steps, run by '
-                    f'`{display_path(LIGHTZERO_RUNNER)}` beside the `cartpole_muzero` run of the same seed.']
+                    f'`{display_path(LIGHTZERO_RUNNER)}` on one core while tidal\'s runs went one after another on the '
+                    'other.']
                    if any(LIGHTZERO_LABEL in variants(args, name) for name in args.only) else []), '',
                  'Commands (first seed), from the repo root:', '', '```',
                  *[variant['commands'][0] for comparison in results['comparisons'].values()
@@ -202,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
         planned = lanes(args)
         for name in args.only:  # fail now, not after an hour, on a missing config or key
             for config in COMPARISONS[name].configs.values():
-                check_tidal_config(config, FULL_BUDGET)
+                check_tidal_config(*zoo_config(config))
         if any(LIGHTZERO_RUN in variants(args, name).values() for name in args.only):
             ensure_lightzero_venv(training=True)  # once, before any run: installs LightZero's training stack
         for i, lane in enumerate(planned):

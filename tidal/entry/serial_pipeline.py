@@ -1,4 +1,5 @@
-"""The serial entry points: the run shell driving a replay feed (off-policy) or a rollout feed (on-policy)."""
+"""The serial entry points: the run shell driving a replay feed (off-policy), a rollout feed (on-policy) or
+an unroll feed (MuZero)."""
 from __future__ import annotations
 
 from typing import Iterable, Optional
@@ -6,6 +7,7 @@ from typing import Iterable, Optional
 from tidal.entry.pipelines import ON_POLICY, feed_factory, pipeline_name
 from tidal.entry.replay_feed import ReplayFeed
 from tidal.entry.setup import ConfigInput, load_config, start_run
+from tidal.entry.unroll_feed import UnrollFeed
 from tidal.errors import ConfigError
 from tidal.policies.base import Policy
 
@@ -17,7 +19,11 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_
 
     `seed` overrides the config's `seed` key; without either the run uses seed 0.
     """
-    return start_run(ReplayFeed, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)
+    cfg = load_config(input_cfg, seed, overrides)
+    if pipeline_name(cfg) == 'unroll':
+        raise ConfigError(f"policy '{cfg.policy.type}' learns from unrolled trajectories; train it with "
+                          f"serial_pipeline_muzero (or tidal train, which picks the pipeline itself)")
+    return start_run(ReplayFeed, cfg, max_env_step, max_train_iter, progress)
 
 
 def serial_pipeline_onpolicy(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
@@ -33,3 +39,19 @@ def serial_pipeline_onpolicy(input_cfg: ConfigInput, seed: Optional[int] = None,
         raise ConfigError(f"policy '{cfg.policy.type}' learns off-policy; train it with serial_pipeline "
                           f"(or tidal train, which picks the pipeline itself)")
     return start_run(feed_factory(cfg), cfg, max_env_step, max_train_iter, progress)
+
+
+def serial_pipeline_muzero(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
+                           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
+                           progress: bool = True) -> Policy:
+    """Train MuZero from a config path, zoo name or (main, create) pair.
+
+    Each step collects `policy.collect.n_sample` env steps into a trajectory buffer and makes
+    `policy.learn.update_per_collect` updates, each unrolling the model from `policy.learn.batch_size`
+    sampled starts.
+    """
+    cfg = load_config(input_cfg, seed, overrides)
+    if pipeline_name(cfg) != 'unroll':
+        raise ConfigError(f"policy '{cfg.policy.type}' does not learn from unrolled trajectories; train it with "
+                          f"tidal train, which picks its pipeline")
+    return start_run(UnrollFeed, cfg, max_env_step, max_train_iter, progress)
