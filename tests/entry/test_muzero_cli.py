@@ -8,9 +8,11 @@ import sys
 import pytest
 import torch
 
+from tidal import serial_pipeline, serial_pipeline_muzero
 from tidal.entry.pipelines import resume, train
 from tidal.entry.run import RunInterrupted
 from tidal.entry.unroll_feed import UnrollFeed
+from tidal.errors import ConfigError
 from tidal.worker.checkpoint import load_checkpoint
 
 ENVS, N_SAMPLE, UPDATES = 2, 16, 2
@@ -83,3 +85,16 @@ def test_sigterm_stopped_muzero_run_resumes_to_identical_weights_and_replay(tmp_
             assert torch.equal(left[key], right[key]), f'{part}{key} differs'
     for a, b in zip(whole.model.parameters(), resumed.model.parameters()):
         assert torch.equal(a, b)
+
+
+def test_serial_pipeline_muzero_runs_from_python_and_the_off_policy_entry_refuses_muzero(tmp_path):
+    policy = serial_pipeline_muzero('cartpole_muzero', seed=0, max_env_step=32, progress=False,
+                                    overrides=[*SHORT, f'exp_name={tmp_path / "mz"}'])
+    assert policy.cfg.type == 'muzero'
+    assert json.loads((tmp_path / 'mz' / 'summary.json').read_text())['train_iter'] == 32 // N_SAMPLE * UPDATES
+    with pytest.raises(ConfigError, match="policy 'muzero' learns from unrolled trajectories; train it with "
+                                          "serial_pipeline_muzero"):
+        serial_pipeline('cartpole_muzero', max_env_step=10, progress=False, overrides=[f'exp_name={tmp_path / "x"}'])
+    with pytest.raises(ConfigError, match="policy 'sac' does not learn from unrolled trajectories"):
+        serial_pipeline_muzero('pendulum_sac', max_env_step=10, progress=False,
+                               overrides=[f'exp_name={tmp_path / "sac"}'])
