@@ -100,6 +100,31 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: DI-engine's `ding -m MODE` entry modes that tidal has, and the serial entry point each runs.
+DING_MODES = {'serial': 'serial_pipeline', 'serial_onpolicy': 'serial_pipeline_onpolicy',
+              'serial_sqil': 'serial_pipeline_sqil'}
+
+
+def _ding_parser() -> argparse.ArgumentParser:
+    """DI-engine's own command form, `tidal -m serial -c FILE -s SEED`, for users' existing configs."""
+    parser = _Parser(prog='tidal -m', description="DI-engine's command form: tidal -m MODE -c CONFIG -s SEED")
+    parser.add_argument('-m', '--mode', required=True, choices=sorted(DING_MODES),
+                        help='the serial entry point (as ding -m)')
+    parser.add_argument('-c', '--config', required=True, help='config file (.py/.yaml/.json) or zoo config name')
+    parser.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
+    parser.add_argument('--env-step', type=_positive, help='stop after this many env steps')
+    parser.add_argument('--train-iter', type=_positive, help='stop after this many gradient updates')
+    parser.add_argument('--no-progress', action='store_true', help='no progress bar')
+    return parser
+
+
+def _ding(args: argparse.Namespace) -> None:
+    import tidal
+    entry = getattr(tidal, DING_MODES[args.mode])
+    entry(args.config, seed=args.seed, max_env_step=args.env_step, max_train_iter=args.train_iter,
+          progress=not args.no_progress)
+
+
 def _train(args: argparse.Namespace) -> None:
     from tidal.entry.pipelines import train
     overrides = list(args.overrides)
@@ -140,7 +165,9 @@ def _config_show(args: argparse.Namespace) -> None:
 def _dispatch(args: argparse.Namespace) -> None:
     from tidal.registry import import_names
     import_names(getattr(args, 'imports', []))
-    if args.command == 'train':
+    if getattr(args, 'mode', None):
+        _ding(args)
+    elif args.command == 'train':
         _train(args)
     elif args.command == 'eval':
         _eval(args)
@@ -162,8 +189,10 @@ def _dispatch(args: argparse.Namespace) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ding_form = bool(argv) and (argv[0] in ('-m', '--mode') or argv[0].startswith('--mode='))
     try:
-        args = _parser().parse_args(argv)
+        args = (_ding_parser() if ding_form else _parser()).parse_args(argv)
     except SystemExit as exit_:  # a usage error, already printed in one line, or --help
         return exit_.code if isinstance(exit_.code, int) else 0
     try:

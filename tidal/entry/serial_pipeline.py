@@ -12,6 +12,13 @@ from tidal.errors import ConfigError
 from tidal.policies.base import Policy
 
 
+#: pipeline -> (what the policy does, the entry point that trains it), for the error of a wrong entry point
+ENTRY_OF = {'on_policy': ('learns on-policy', 'serial_pipeline_onpolicy'),
+            'ppg': ('learns on-policy', 'serial_pipeline_onpolicy'),
+            'sqil': ('learns from demonstrations', 'serial_pipeline_sqil'),
+            'unroll': ('learns from unrolled trajectories', 'serial_pipeline_muzero')}
+
+
 def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                     max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
                     progress: bool = True) -> Policy:
@@ -20,9 +27,10 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_
     `seed` overrides the config's `seed` key; without either the run uses seed 0.
     """
     cfg = load_config(input_cfg, seed, overrides)
-    if pipeline_name(cfg) == 'unroll':
-        raise ConfigError(f"policy '{cfg.policy.type}' learns from unrolled trajectories; train it with "
-                          f"serial_pipeline_muzero (or tidal train, which picks the pipeline itself)")
+    name = pipeline_name(cfg)
+    if name != 'off_policy':
+        raise ConfigError(f"policy '{cfg.policy.type}' {ENTRY_OF[name][0]}; train it with {ENTRY_OF[name][1]} "
+                          f"(or tidal train, which picks the pipeline itself)")
     return start_run(ReplayFeed, cfg, max_env_step, max_train_iter, progress)
 
 
