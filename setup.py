@@ -27,6 +27,7 @@ setup(
         'mujoco': ['mujoco>=3'],
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
         'minatar': ['minatar>=1.0.15'],
+        'marl': ['mpe2', 'pettingzoo'],
     },
     entry_points={'console_scripts': ['tidal=tidal.entry.cli:main']},
 )

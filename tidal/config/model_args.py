@@ -1,7 +1,8 @@
 """Checks of `policy.model`, the free-form section the policy forwards to its model's constructor.
 
 Its keys are checked against the constructor's signature rather than declared defaults, and the
-env fills `obs_shape` / `action_shape` when the user leaves them out.
+env fills `obs_shape` / `action_shape` (and a multi-agent model's `agent_num`, `agent_obs_shape`,
+`global_obs_shape`) when the user leaves them out.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tidal.errors import ConfigError
 from tidal.registry import MODEL_REGISTRY, import_names
 
 RESERVED_KEYS = ('type', 'import_names')  # picked off by the policy, not passed to the model
-SHAPE_KEYS = ('obs_shape', 'action_shape')
+# the keys an env fills from its spaces (`infer_shapes`): a single agent's, and a multi-agent model's
+SHAPE_KEYS = ('obs_shape', 'action_shape', 'agent_num', 'agent_obs_shape', 'global_obs_shape')
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ yields one valid transition per env: `next_obs` is the true successor of the act
 `obs` is what to act on next. Both managers keep running episode returns so collectors and
 evaluators read finished episodes off each `Step` without their own bookkeeping. `snapshot` and
 `restore` carry the envs' full state through a checkpoint, so a resumed run continues mid-episode.
+
+An env whose reward is a vector (one per agent) reports it as `info['reward_vector']` beside a scalar
+reward (their sum), since gymnasium's vector envs batch only scalar rewards: `Step.reward` is then the
+vector, and episode returns add up the scalar.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ class Step:
 
     obs: Any                     # observation to act on next: a new episode's first obs where one ended
     next_obs: Any                # true successor of the acted-on obs: the final obs where an episode ended
-    reward: np.ndarray           # float32 [N]
+    reward: np.ndarray           # float32 [N], or [N, agents] for an env that reports info['reward_vector']
     terminated: np.ndarray       # bool [N]: the MDP ended; do not bootstrap
     truncated: np.ndarray        # bool [N]: cut off (time limit); bootstrap from next_obs
     episode_return: np.ndarray   # float64 [N]: return of the episode that ended here, NaN elsewhere
@@ -90,7 +94,8 @@ class EnvManager:
             raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} in step {step} of "
                            f"its episode: {_one_line(err)}") from err
         next_obs = self._next_obs(obs, info)
-        self._check_finite(reward, obs, next_obs)
+        step_reward = self._step_reward(reward, info)
+        self._check_finite(step_reward, obs, next_obs)
         done = terminated | truncated
         self._running_return += reward
         self._running_length += 1
@@ -98,7 +103,7 @@ class EnvManager:
         episode_length = np.where(done, self._running_length, 0)
         self._running_return[done] = 0.0
         self._running_length[done] = 0
-        return Step(obs=obs, next_obs=next_obs, reward=reward.astype(np.float32),
+        return Step(obs=obs, next_obs=next_obs, reward=step_reward.astype(np.float32),
                     terminated=terminated, truncated=truncated, episode_return=episode_return,
                     episode_length=episode_length, info=info)
 
@@ -186,6 +191,18 @@ class EnvManager:
         if isinstance(space, gymnasium.spaces.Discrete) and actions.shape == (n, 1):
             return actions.reshape(n)
         return actions
+
+    def _step_reward(self, reward: np.ndarray, info: dict) -> np.ndarray:
+        """The scalar rewards [N], or the envs' reward vectors [N, ...] where they report them; an env
+        whose episode ended reports its last step's vector in 'final_info' (its reset's info is current)."""
+        vector = info.get('reward_vector')
+        if vector is None:
+            return reward
+        ended = info.get('_final_info')
+        if ended is not None and ended.any():
+            vector = vector.copy()
+            vector[ended] = info['final_info']['reward_vector'][ended]
+        return vector
 
     def _next_obs(self, obs: Any, info: dict) -> Any:
         """`obs` with the final observation written in for the envs whose episode ended."""

@@ -31,8 +31,26 @@ def sample_weight(batch: dict[str, Any], use_is_weight: bool) -> Optional[torch.
     return batch['weight'] if use_is_weight else None
 
 
-def split_action_mask(obs: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-    """(observation, action_mask or None) from a plain or dict observation batch."""
-    if isinstance(obs, dict):
+def split_action_mask(obs: Any) -> tuple[Any, Optional[torch.Tensor]]:
+    """(observation, action_mask or None) from a plain or dict observation batch.
+
+    The observation of a dict is its 'observation' entry, or, when it has none, the dict of its other
+    entries (a multi-agent obs: 'agent_state' and 'global_state', which the model reads).
+    """
+    if not isinstance(obs, dict):
+        return obs, None
+    if 'observation' in obs:
         return obs['observation'], obs.get('action_mask')
-    return obs, None
+    return {key: value for key, value in obs.items() if key != 'action_mask'}, obs.get('action_mask')
+
+
+def batch_size(obs: Any) -> int:
+    """The leading (env or sample) dimension of a plain or nested dict observation batch."""
+    while isinstance(obs, dict):
+        obs = next(iter(obs.values()))
+    return obs.shape[0]
+
+
+def sample_categorical(prob: torch.Tensor) -> torch.Tensor:
+    """One action index per row of probabilities [..., A] -> [...] (e.g. [B] or [B, agents])."""
+    return torch.multinomial(prob.reshape(-1, prob.shape[-1]), 1).reshape(prob.shape[:-1])

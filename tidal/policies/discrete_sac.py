@@ -13,7 +13,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from tidal.policies.common import bootstrap_mask, optimizer_step, sample_weight, split_action_mask
+from tidal.policies.common import (batch_size, bootstrap_mask, optimizer_step, sample_categorical, sample_weight,
+                                  split_action_mask)
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
@@ -34,6 +35,7 @@ class DiscreteSACPolicy(SACPolicy):
         ),
     )
     action_space = 'discrete'
+    multi_agent_model = ('discrete_maqac', ['tidal.models.maqac'])
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:
@@ -100,13 +102,13 @@ class DiscreteSACPolicy(SACPolicy):
     @torch.no_grad()
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
         _, prob, _ = self._policy(obs)
-        return {'action': torch.multinomial(prob, 1).squeeze(-1)}
+        return {'action': sample_categorical(prob)}
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
-        observation, mask = split_action_mask(obs)
+        _, mask = split_action_mask(obs)
         if mask is None:
-            mask = torch.ones(observation.shape[0], self._model.action_dim, device=self._device)
-        return {'action': torch.multinomial(mask.float(), 1).squeeze(-1)}
+            mask = torch.ones(batch_size(obs), *self._agent_axes(), self._model.action_dim, device=self._device)
+        return {'action': sample_categorical(mask.float())}
 
     @torch.no_grad()
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:

@@ -19,7 +19,7 @@ class Timestep:
     """What the envs answered to one batched action: every field has the env index as its leading dim."""
 
     next_obs: Any               # true successor of the acted-on obs (the final obs where an episode ended)
-    reward: torch.Tensor        # float32 [N]
+    reward: torch.Tensor        # float32 [N], or [N, agents] from a multi-agent env
     terminated: torch.Tensor    # bool [N]: the MDP ended; do not bootstrap
     truncated: torch.Tensor     # bool [N]: cut off (time limit); bootstrap from next_obs
     first: torch.Tensor         # bool [N]: the acted-on obs opened an episode

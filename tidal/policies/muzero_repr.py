@@ -353,6 +353,9 @@ def with_observation(obs: Any, observation: torch.Tensor) -> Any:
 def check_wrapped_options(cfg: EasyDict) -> None:
     """Settings that cannot work on a latent, or that the model cannot learn from here."""
     repr_cfg = cfg.repr
+    if cfg.get('multi_agent'):
+        raise ConfigError('policy.multi_agent=True cannot work under muzero_repr: its MuZero model sees one '
+                          'agent; set it False')
     if repr_cfg.reanalyze_ratio not in (0, 1):
         raise ConfigError(f'policy.repr.reanalyze_ratio must be 0 or 1 under muzero_repr (all or none of the '
                           f'samples reanalyzed), got {repr_cfg.reanalyze_ratio}')

@@ -4,17 +4,23 @@ Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications" (arXiv 181
 version without a state-value network: twin Q critics with a Polyak-averaged target, a
 tanh-squashed Gaussian actor trained through the reparameterization trick, and an entropy
 temperature alpha tuned towards a target entropy.
+
+With `multi_agent`, the same losses run per agent ([B, agents] values): the actor, shared by all
+agents, acts on each agent's own state, and the critics score each agent's action from the global
+state (MASAC, as DI-engine's `multi_agent` option of its SAC policies).
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Mapping, Optional
 
 import numpy as np
 import torch
 
 from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy
-from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.common import adam, batch_size, bootstrap_mask, optimizer_step, sample_weight
+from tidal.errors import ConfigError
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -24,16 +30,42 @@ from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
 class SACPolicy(MaxEntropyActorCritic, Policy):
     config = dict(
         type='sac',
+        # (bool) Multi-agent data: obs dicts of agent_state [agents, obs], global_state [global] and (discrete
+        # actions) action_mask [agents, actions], actions and losses per agent; the default model becomes
+        # the policy's multi-agent actor-critic (continuous_maqac or discrete_maqac).
+        multi_agent=False,
         learn=dict(
             # (bool) Learn log(alpha) rather than alpha itself (keeps alpha positive, better conditioned).
             log_space=True,
         ),
     )
     action_space = 'continuous'
+    #: The model `multi_agent=True` builds by default and its module (None: the policy has no multi-agent form).
+    multi_agent_model: Optional[tuple[str, list[str]]] = ('continuous_maqac', ['tidal.models.maqac'])
+    #: True on the class `specialize` picks for `multi_agent=True`.
+    is_multi_agent: bool = False
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:
         return 'continuous_qac', ['tidal.models.qac']
+
+    @classmethod
+    def specialize(cls, policy_cfg: Mapping[str, Any]) -> type:
+        """With `multi_agent`, the subclass whose default model is the multi-agent one."""
+        if not policy_cfg.get('multi_agent', False) or cls.is_multi_agent:
+            return cls
+        if cls.multi_agent_model is None:
+            raise ConfigError(f"policy '{cls.config['type']}' has no multi-agent form; config key "
+                              f"'policy.multi_agent' must be False")
+        return _multi_agent_class(cls)
+
+    def __new__(cls, cfg: Optional[Mapping[str, Any]] = None, *args: Any, **kwargs: Any) -> 'SACPolicy':
+        # SACPolicy(cfg) and POLICY_REGISTRY.build('sac', cfg) make the multi-agent class too
+        return super().__new__(cls if cfg is None else cls.specialize(cfg))
+
+    def _agent_axes(self) -> tuple[int, ...]:
+        """(agents,) under multi_agent, where actions carry an agent axis after the batch; else ()."""
+        return (self._model.agent_num,) if self._cfg.get('multi_agent', False) else ()
 
     def _init_learn(self) -> None:
         learn = self._cfg.learn
@@ -117,7 +149,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         info = dict(
             critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
             td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(), target_q_value=target.mean(),
-            entropy=-log_prob.detach().mean(), priority=td_error.detach().abs().mean(dim=0),
+            entropy=-log_prob.detach().mean(), priority=_sample_priority(td_error.detach()),
         )
         if len(critic_losses) > 1:
             info['twin_critic_loss'] = critic_losses[1].detach()
@@ -167,11 +199,28 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         action, _ = tanh_gaussian_sample(*self._model.actor(obs))
         return {'action': action}
 
-    def _random_action(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        shape = (obs.shape[0], self._model.action_dim)
+    def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
+        shape = (batch_size(obs), *self._agent_axes(), self._model.action_dim)
         return {'action': torch.rand(shape, device=self._device) * 2.0 - 1.0}
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         mu, _ = self._model.actor(obs)
         return {'action': torch.tanh(mu)}
+
+
+def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:
+    """|TD error| [E, B, *agents] averaged over the critics (and agents) into one priority per sample [B]."""
+    return td_error.abs().reshape(td_error.shape[0], td_error.shape[1], -1).mean(dim=(0, 2))
+
+
+@functools.cache
+def _multi_agent_class(cls: type) -> type:
+    """`cls` whose default model is its `multi_agent_model`; its losses already work per agent."""
+    return type(f'MultiAgent{cls.__name__}', (cls,), {
+        '__module__': cls.__module__, '__doc__': f'{cls.__name__} with multi_agent=True.',
+        'is_multi_agent': True, 'default_model': classmethod(_multi_agent_default_model)})
+
+
+def _multi_agent_default_model(cls: type) -> tuple[str, list[str]]:
+    return cls.multi_agent_model

@@ -32,6 +32,7 @@ class SACVPolicy(SACPolicy):
             auto_alpha=False,
         ),
     )
+    multi_agent_model = None
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:

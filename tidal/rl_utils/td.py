@@ -1,7 +1,9 @@
 """One-step temporal-difference errors.
 
 Bootstrapping stops only at `terminated`; a truncated step (time limit) still bootstraps, because
-the state it ends in has a value. Values may carry leading ensemble dims: value [..., B].
+the state it ends in has a value. Values may carry leading ensemble dims, value [..., B], and
+trailing per-sample axes such as agents, value [..., B, *S]: a per-sample column [B] (a team reward,
+an episode's terminated flag, an importance weight) then applies to every entry of its sample.
 """
 from __future__ import annotations
 
@@ -10,41 +12,55 @@ from typing import Optional
 import torch
 
 
+def per_sample(column: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """`column` [B] viewed as [B, 1, ...] to broadcast over the trailing axes of `like` [B, *S]; a column
+    that already has them ([B, *S]) or a `like` without them ([B]) leaves it as it is."""
+    if column.dim() >= like.dim() or column.shape != like.shape[:column.dim()]:
+        return column
+    return column.reshape(*column.shape, *([1] * (like.dim() - column.dim())))
+
+
 def td_target(reward: torch.Tensor, next_value: torch.Tensor, terminated: torch.Tensor,
               gamma: float) -> torch.Tensor:
-    """r + gamma * (1 - terminated) * V(s')."""
+    """r + gamma * (1 - terminated) * V(s'); `reward` and `terminated` are [B] or [B, *S] like V(s')."""
+    reward, terminated = per_sample(reward, next_value), per_sample(terminated, next_value)
     return reward + gamma * (1.0 - terminated.to(reward.dtype)) * next_value
 
 
 def v_1step_td_error(value: torch.Tensor, next_value: torch.Tensor, reward: torch.Tensor,
                      terminated: torch.Tensor, gamma: float,
                      weight: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Regress `value` [..., B] to r + gamma (1 - terminated) next_value.
+    """Regress `value` [..., B, *S] to r + gamma (1 - terminated) next_value, with one target per
+    sample (and agent), next_value [B, *S]: an ensemble's targets are reduced before (their minimum).
 
-    Returns (loss [...], td_error [..., B]): the loss is the (importance-)weighted mean squared
-    error over the batch, one per leading index (one per critic of an ensemble); td_error is
-    target - value, whose magnitude serves as a replay priority.
+    Returns (loss [...], td_error [..., B, *S]): the loss is the (importance-)weighted mean squared
+    error over the batch (and its trailing axes), one per leading index (one per critic of an
+    ensemble); td_error is target - value, whose magnitude serves as a replay priority.
     """
     target = td_target(reward, next_value, terminated, gamma).detach()
     td_error = target - value
     squared = td_error.pow(2)
     if weight is not None:
-        squared = squared * weight
-    return squared.mean(dim=-1), td_error
+        squared = squared * per_sample(weight, next_value)
+    return squared.flatten(start_dim=squared.dim() - next_value.dim()).mean(dim=-1), td_error
 
 
 def q_1step_td_error(q: torch.Tensor, next_q: torch.Tensor, action: torch.Tensor, next_action: torch.Tensor,
                      reward: torch.Tensor, terminated: torch.Tensor, gamma: float,
                      weight: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Regress Q(s, a) to r + gamma (1 - terminated) Q'(s', a'), with q, next_q of shape [..., B, A]."""
+    """Regress Q(s, a) to r + gamma (1 - terminated) Q'(s', a'), with q [..., B, A] and next_q [B, A]."""
     return v_1step_td_error(gather_action(q, action), gather_action(next_q, next_action), reward, terminated,
                             gamma, weight)
 
 
 def gather_action(q: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-    """Q(s, a) from Q(s, .): q [..., B, A], action [B] (int) -> [..., B]."""
-    index = action.long().reshape(*([1] * (q.dim() - 2)), -1, 1).expand(*q.shape[:-1], 1)
-    return q.gather(-1, index).squeeze(-1)
+    """Q(s, a) from Q(s, .): q [..., B, *S, A], action [B, *S] (int) -> [..., B, *S]; S may be empty
+    (action [B], or [B, 1] as some envs give discrete actions)."""
+    batch_shape = q.shape[:-1]
+    if action.dim() > len(batch_shape) or action.shape != batch_shape[len(batch_shape) - action.dim():]:
+        action = action.reshape(-1)
+    index = action.long().reshape(*([1] * (q.dim() - 1 - action.dim())), *action.shape, 1)
+    return q.gather(-1, index.expand(*batch_shape, 1)).squeeze(-1)
 
 
 def compare_through_return(reward: torch.Tensor, bootstrap_value: torch.Tensor, discount: torch.Tensor,
