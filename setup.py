@@ -22,7 +22,7 @@ setup(
         'matplotlib>=3.6',
     ],
     extras_require={
-        'test': ['pytest>=7'],
+        'test': ['pytest>=7', 'mpe2', 'pettingzoo'],  # the multi-agent tests run MPE
         'dist': ['ray>=2.9'],
         'mujoco': ['mujoco>=3'],
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
