@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from tidal.models.maqac import ContinuousMAQAC, DiscreteMAQAC
@@ -43,3 +44,17 @@ def test_critic_reads_only_the_global_state_and_the_agent_id():
     changed = {**obs, 'agent_state': torch.randn(2, 3, 4)}
     assert torch.equal(q, model.critic(changed))
     assert not torch.equal(q[:, :, 0], q[:, :, 1])  # one value per agent
+
+
+@pytest.mark.parametrize('cls', [DiscreteMAQAC, ContinuousMAQAC])
+def test_independent_critics_read_only_each_agents_own_state(cls):
+    torch.manual_seed(0)
+    model = cls(agent_num=3, agent_obs_shape=4, global_obs_shape=12, action_shape=2, global_critic=False)
+    obs = {'agent_state': torch.randn(5, 3, 4), 'global_state': torch.randn(5, 12)}
+    other_global = {**obs, 'global_state': torch.randn(5, 12)}
+    other_agent = {**obs, 'agent_state': torch.randn(5, 3, 4)}
+
+    def q(o):
+        return model.critic(o) if cls is DiscreteMAQAC else model.critic(o, torch.zeros(5, 3, 2))
+    assert torch.equal(q(obs), q(other_global))
+    assert not torch.equal(q(obs), q(other_agent))
