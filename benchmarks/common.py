@@ -164,13 +164,16 @@ def applicable_overrides(config: str, overrides: Iterable[str]) -> tuple[list[st
 
 
 def check_tidal_config(config: str, overrides: Iterable[str]) -> None:
-    """Exits before any run starts when `config` cannot be built or lacks the key of an override."""
+    """Exits before any run starts when `config` with `overrides` cannot be built (a missing config or env
+    package, an unknown key, a bad value): tidal compiles it as `tidal train` would."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from tidal.config import compile_config, resolve_config_source
+
     try:
-        _, dropped = applicable_overrides(config, overrides)
-    except Exception as err:  # a missing config, env package or bad value: name it in one line
+        compile_config(*resolve_config_source(config), overrides=list(overrides))
+    except Exception as err:  # name it in one line
         raise SystemExit(f'error: config {config}: {type(err).__name__}: {err}') from None
-    if dropped:
-        raise SystemExit(f"error: config {config} has no key for {', '.join(dropped)}")
 
 
 def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str]) -> list[str]:

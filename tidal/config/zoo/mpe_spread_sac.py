@@ -24,8 +24,8 @@ main_config = dict(
             critic_hidden_sizes=[128, 128],
         ),
         learn=dict(
-            update_per_collect=10,
-            batch_size=256,
+            update_per_collect=50,  # 50 updates of 320 per 1600 env steps, as DI-engine's MASAC configs
+            batch_size=320,
             learning_rate_q=5e-4,
             learning_rate_policy=5e-4,
             learning_rate_alpha=5e-5,
@@ -35,7 +35,8 @@ main_config = dict(
             auto_alpha=True,
         ),
         collect=dict(n_sample=1600),
-        eval=dict(evaluator=dict(eval_freq=50)),
+        # 50 updates per collection: evaluate every 8 collections (12.8k env steps)
+        eval=dict(evaluator=dict(eval_freq=400)),
         other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
     ),
 )
