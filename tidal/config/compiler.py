@@ -6,6 +6,7 @@ user's main_config, the overrides. Every layer after the defaults is checked aga
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Iterable, Mapping, Optional
 
 from easydict import EasyDict
@@ -13,13 +14,14 @@ from easydict import EasyDict
 from tidal.config.checks import checked_value, merge_checked
 from tidal.config.declared import check_declared, class_rules
 from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
+from tidal.config.dingcompat import translate
 from tidal.config.env_probe import env_name, probe_env
 from tidal.config.limits import check_consistency, check_memory
 from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_values,
                                      check_required_model_keys, model_args)
 from tidal.config.overrides import apply_override, parse_overrides
 from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
-from tidal.errors import ConfigError
+from tidal.errors import ConfigError, TidalError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, import_names, policy_class
 
 #: Packages whose import registers the built-in policies, models, envs and env managers.
@@ -45,8 +47,12 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     the model's shapes and steps once, so bad env arguments fail here, before a run folder exists;
     `infer_shapes=False` skips it (no shape inference, no env check).
     `seed` (the CLI's -s) wins over the config's `seed` key; with neither the seed is 0."""
-    main = _section(main_config, 'main_config')
-    create = merge_checked(_CREATE_SCHEMA, {}, _section(create_config, 'create_config'), 'create_config')
+    # DI-engine's env types and keys become tidal's first, one warning line each (see dingcompat)
+    main, create, notices = translate(_section(main_config, 'main_config'), _section(create_config, 'create_config'),
+                                      _model_accepts)
+    for notice in notices:
+        print(f'tidal: warning: {notice}', file=sys.stderr, flush=True)
+    create = merge_checked(_CREATE_SCHEMA, {}, create, 'create_config')
     parsed = parse_overrides(overrides)
     layers = [create, main, *(override.as_tree() for override in parsed)]
 
@@ -110,6 +116,21 @@ def default_exp_name(policy_type: str, env_cfg: dict) -> str:
     """'<policy type>_<env id>' (the env type when there is no env id), safe as a folder name."""
     env_name = env_cfg.get('env_id') or env_cfg['type']
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', f'{policy_type}_{env_name}')
+
+
+def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset]:
+    """The argument names of the model `policy_type` builds under `policy_section` (None: any), for dingcompat;
+    None too when the policy is unknown, whose error comes from the checks that follow."""
+    if not isinstance(policy_type, str) or not policy_type:
+        return None
+    import_names(BUILTIN_MODULES)
+    import_names([name for name in policy_section.get('import_names') or [] if isinstance(name, str)])
+    try:
+        policy_cls = policy_class(policy_type, policy_section)
+        model_cfg = policy_section.get('model') if isinstance(policy_section.get('model'), dict) else {}
+        return model_args(policy_cls, policy_type, model_cfg).accepted
+    except TidalError:
+        return None
 
 
 def _section(entry: Any, name: str) -> dict:
