@@ -22,9 +22,10 @@ setup(
         'matplotlib>=3.6',
     ],
     extras_require={
-        'test': ['pytest>=7', 'mpe2', 'pettingzoo'],  # the multi-agent tests run MPE
+        # the multi-agent tests run MPE; the DI-engine config tests run Box2D and MuJoCo envs
+        'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14'],
         'dist': ['ray>=2.9'],
-        'mujoco': ['mujoco>=3'],
+        'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
         'minatar': ['minatar>=1.0.15'],
         'marl': ['mpe2', 'pettingzoo'],

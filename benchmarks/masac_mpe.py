@@ -9,7 +9,7 @@ Variants, each over seeds, two runs at a time (one per core), for the same env-s
 The return is the episode's reward summed over the agents (25 steps). Writes `results.json`, `curves.png`
 and `table.md` in `benchmarks/results/masac_mpe/`.
 
-    python benchmarks/masac_mpe.py [--seeds 0 1 2] [--steps 100000]
+    python benchmarks/masac_mpe.py [--seeds 0 1 2] [--steps 300000]
 """
 import argparse
 import importlib.metadata
@@ -40,7 +40,7 @@ RUN_NAMES = {'MASAC (discrete)': 'masac_discrete', 'MASAC (continuous)': 'masac_
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=100_000)
+    parser.add_argument('--steps', type=int, default=300_000)
     parser.add_argument('--random-episodes', type=int, default=200)
     parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
     parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/masac_mpe)')
@@ -100,7 +100,7 @@ def build_report(args: argparse.Namespace, random: dict) -> str:
     text = '\n'.join([
         f'# MASAC on MPE simple_spread, {args.steps} env steps ({fmt_steps(args.steps)})', '',
         f'Seeds {args.seeds}, {args.threads} torch thread(s) per run, {PARALLEL_RUNS} runs at a time. Return: the '
-        'episode reward summed over the 3 agents (25 steps), deterministic evaluation on 8 episodes.', '',
+        'episode reward summed over the 3 agents (25 steps), deterministic evaluation on 32 episodes (the zoo configs\' n_evaluator_episode).', '',
         markdown_table(rows, marks, first_column='variant'), '', '\n'.join(lines), '', '![curves](curves.png)', '',
         f"Versions: tidal {vers['tidal']}, torch {vers['torch']}, pettingzoo {vers['pettingzoo']}, mpe2 {vers['mpe2']}.",
         '', 'Commands (first seed), from the repo root:', '', '```', *results['commands'].values(), '```', ''])

@@ -1,11 +1,11 @@
-"""rng_state / set_rng_state: plain enough for weights_only loading, and exact enough to replay draws."""
+"""rng_state / set_rng_state: plain enough for weights_only loading, and exact enough to replay draws; stream_seed."""
 import io
 import random
 
 import numpy as np
 import torch
 
-from tidal.worker.rng import rng_state, set_rng_state
+from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 
 
 def draws() -> tuple:
@@ -45,3 +45,16 @@ def test_python_state_is_rebuilt_as_the_exact_tuple():
     random.seed(6)
     set_rng_state(state)
     assert random.getstate() == before
+
+
+def test_stream_seeds_of_neighbouring_run_seeds_do_not_overlap():
+    # a vector env of 8 seeds env i with s + i: the streams of runs 0 and 1 must not share any env
+    envs = 8
+    seeds = {run: stream_seed(run) for run in range(3)}
+    for a in seeds.values():
+        for b in seeds.values():
+            if a != b:
+                assert abs(a - b) >= envs
+    assert stream_seed(0, 400) != stream_seed(1, 399)
+    assert stream_seed(0) == stream_seed(0)  # repeatable
+    assert all(0 <= stream_seed(run, k) < 2**31 - envs for run in range(5) for k in range(5))

@@ -12,6 +12,7 @@ from tidal.registry import ENV_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.collector import EpisodeCollector
 from tidal.worker.demos import deterministic_mode, save_demos
+from tidal.worker.rng import stream_seed
 
 
 def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int, out: str | os.PathLike,
@@ -33,7 +34,7 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num, env.env_id, 'collector')
     try:
         collector = EpisodeCollector(manager, acting, policy.device)
-        collector.reset(seed=seed)
+        collector.reset(seed=stream_seed(seed))
         rollouts = collector.collect(episodes)
     finally:
         manager.close()

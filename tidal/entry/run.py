@@ -32,7 +32,7 @@ from tidal.worker.finite import NonFiniteError, first_non_finite_parameter
 from tidal.worker.learner import Learner, scalars
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import plot_curves
-from tidal.worker.rng import rng_state, set_rng_state
+from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 
 
 PLOT_SECS = 30.0  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
@@ -95,7 +95,7 @@ class Run:
         self.learner.register_hook(self._log_train, learner_cfg.log_freq)
         self.learner.register_hook(self._request_save, learner_cfg.save_ckpt_freq)
         if resume_state is None:
-            self.collector.reset(seed=cfg.seed)
+            self.collector.reset(seed=stream_seed(cfg.seed))
         else:
             self._restore(resume_state)
 
@@ -134,7 +134,7 @@ class Run:
         self.saved_iter = state['train_iter']
         self._save_due = False
         env_step = state['collector']['env_step']
-        restarted = self.collector.load_state_dict(state['collector'], fallback_seed=self.cfg.seed + env_step)
+        restarted = self.collector.load_state_dict(state['collector'], fallback_seed=stream_seed(self.cfg.seed, env_step))
         set_rng_state(state['rng'])
         self.logger.info(f'resumed at env step {env_step}, train iteration {state["train_iter"]}')
         if restarted:

@@ -9,6 +9,7 @@ import torch
 
 from tidal.envs.env_manager import EnvManager
 from tidal.policies.modes import EvalMode
+from tidal.worker.rng import stream_seed
 from tidal.worker.tensor import to_numpy, to_tensor
 
 
@@ -62,7 +63,7 @@ class Evaluator:
         quota[: self.n_episode % num_envs] += 1
         returns: list[float] = []
         lengths: list[int] = []
-        obs = self.env.reset(seed=None if self.seed is None else self.seed + train_iter)
+        obs = self.env.reset(seed=None if self.seed is None else stream_seed(self.seed, train_iter))
         self.policy.reset(None)
         while (quota > 0).any():
             action = self.policy.forward(to_tensor(obs, self.device))['action']

@@ -15,6 +15,16 @@ import torch
 from tidal.errors import CheckpointError
 
 _KEYS = ('python', 'numpy', 'torch')
+_ENV_SEED_BOUND = 2**31 - 2**16  # room for gymnasium's `seed + i` over the envs of a vector env
+
+
+def stream_seed(seed: int, *stream: int) -> int:
+    """A seed for one stream of a run (the collector's envs, one evaluation), well apart from others.
+
+    `seed + k` would make the envs of seed 0 and seed 1 share all but one episode stream, since a
+    vector env seeds env i with `seed + i`; hashing the pair keeps seeds independent.
+    """
+    return int(np.random.SeedSequence([seed, *stream]).generate_state(1, np.uint32)[0]) % _ENV_SEED_BOUND
 
 
 def rng_state() -> dict[str, Any]:
