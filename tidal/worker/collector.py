@@ -1,8 +1,9 @@
 """Collectors: step the envs with the policy's collect mode and return training samples."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
@@ -10,6 +11,7 @@ import torch
 from tidal.envs.env_manager import EnvManager, Step
 from tidal.policies.modes import CollectMode, EnvLayout, Timestep
 from tidal.worker.finite import NonFiniteError
+from tidal.worker.rng import stream_seed
 from tidal.worker.tensor import concat, to_numpy, to_tensor, tree_map
 
 
@@ -32,6 +34,9 @@ class EpisodeStats:
         return stats
 
 
+ACTING_STREAM = 1  # stream_seed's stream of the collector's torch draws (the envs' own seeds come first)
+
+
 def steps_per_env(n_sample: int, num_envs: int) -> int:
     """Steps each env makes in a collection of at least `n_sample` env steps: ceil(n_sample / num_envs)."""
     return max(1, -(-n_sample // num_envs))
@@ -48,11 +53,49 @@ class _Collector:
         self.episodes = EpisodeStats()
         self._obs: Any = None
         self._first = torch.ones(env.num_envs, dtype=torch.bool, device=self.device)  # obs came from a reset
+        self._rng: Optional[dict[str, torch.Tensor]] = None  # the acting stream, once seeded
 
     def reset(self, seed: Optional[int] = None) -> None:
+        """New episodes in every env; a seed also seeds the policy's acting stream (see `acting_rng`)."""
         self._obs = to_tensor(self.env.reset(seed=seed), self.device)
         self._first = torch.ones(self.env.num_envs, dtype=torch.bool, device=self.device)
         self.policy.reset(None)
+        if seed is not None:
+            with torch.random.fork_rng(devices=self._cuda_devices()):
+                torch.manual_seed(stream_seed(seed, ACTING_STREAM))
+                self._rng = self._global_rng()
+
+    @contextmanager
+    def acting_rng(self) -> Iterator[None]:
+        """Run the block on the collector's own torch stream, then give the global one back.
+
+        Acting then neither shifts the learner's draws nor depends on them, so the same seed acts the
+        same in this process or in a Ray worker of its own.
+        """
+        if self._rng is None:
+            yield
+            return
+        outer = self._global_rng()
+        self._set_global_rng(self._rng)
+        try:
+            yield
+        finally:
+            self._rng = self._global_rng()
+            self._set_global_rng(outer)
+
+    def _cuda_devices(self) -> list[int]:
+        return [self.device.index or 0] if self.device.type == 'cuda' else []
+
+    def _global_rng(self) -> dict[str, torch.Tensor]:
+        state = {'cpu': torch.get_rng_state()}
+        if self.device.type == 'cuda':
+            state['cuda'] = torch.cuda.get_rng_state(self.device)
+        return state
+
+    def _set_global_rng(self, state: dict[str, torch.Tensor]) -> None:
+        torch.set_rng_state(state['cpu'])
+        if 'cuda' in state and self.device.type == 'cuda':
+            torch.cuda.set_rng_state(state['cuda'], self.device)
 
     def _step(self, random: bool) -> tuple[dict[str, Any], Step]:
         if self._obs is None:
@@ -88,6 +131,7 @@ class _Collector:
             'obs': tree_map(lambda x: x.detach().cpu().clone(), self._obs), 'first': self._first.cpu().clone(),
             'episodes': {'returns': list(self.episodes.returns), 'lengths': list(self.episodes.lengths)},
             'policy': self.policy.state_dict(),
+            'rng': None if self._rng is None else {key: value.clone() for key, value in self._rng.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any], fallback_seed: int) -> Optional[str]:
@@ -96,6 +140,8 @@ class _Collector:
         self.env_step = state['env_step']
         self.episodes = EpisodeStats(list(state['episodes']['returns']), list(state['episodes']['lengths']))
         self.env.reset(seed=fallback_seed)  # the managers restore onto envs that have been reset
+        if state.get('rng') is not None:
+            self._rng = {key: value.cpu() if key == 'cpu' else value for key, value in state['rng'].items()}
         if self.env.restore(state['env']):
             self._obs = to_tensor(state['obs'], self.device)
             self._first = state['first'].to(self.device)
@@ -119,14 +165,19 @@ class SampleCollector(_Collector):
         With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
         steps = steps_per_env(n_sample, self.env.num_envs)
-        transitions = concat([self._step(random)[0] for _ in range(steps)])
-        return self.policy.get_train_sample(transitions, EnvLayout(self.env.num_envs, steps))
+        with self.acting_rng():
+            transitions = concat([self._step(random)[0] for _ in range(steps)])
+            return self.policy.get_train_sample(transitions, EnvLayout(self.env.num_envs, steps))
 
 
 class EpisodeCollector(_Collector):
     """Collects whole episodes: `collect(n)` returns a list of `n` time-ordered episodes."""
 
     def collect(self, n_episode: int, random: bool = False) -> list[dict[str, Any]]:
+        with self.acting_rng():
+            return self._episodes(n_episode, random)
+
+    def _episodes(self, n_episode: int, random: bool) -> list[dict[str, Any]]:
         running: list[list[dict[str, Any]]] = [[] for _ in range(self.env.num_envs)]
         finished: list[dict[str, Any]] = []
         while len(finished) < n_episode:
