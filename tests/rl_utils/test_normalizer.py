@@ -7,7 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from tidal.errors import TidalError
-from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd
+from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd, merge_updates
 
 
 def save_and_load(state):
@@ -126,3 +126,28 @@ def test_reward_scaler_state_round_trips_through_torch_save():
     # and the two go on identically
     step = (torch.tensor([2.0, 2.0, 2.0]), torch.tensor([False, False, True]))
     assert torch.equal(restored.scale(*step), scaler.scale(*step))
+
+
+def test_merge_updates_equals_one_normaliser_that_saw_every_batch():
+    # two workers start from the same statistics and fold in their own data; the merge must equal
+    # one normaliser that saw the base data and then both batches
+    torch.manual_seed(0)
+    base = RunningMeanStd((3,), 'cpu')
+    base.update(torch.randn(50, 3) * 2 + 1)
+    batches = [torch.randn(40, 3) * 5 - 3, torch.randn(70, 3) + 10]
+    copies = []
+    for batch in batches:
+        copy = RunningMeanStd((3,), 'cpu')
+        copy.load_state_dict(base.state_dict())
+        copy.update(batch[:25])
+        copy.update(batch[25:])
+        copies.append(copy.state_dict())
+    merged = merge_updates(base.state_dict(), copies)
+    expected = RunningMeanStd((3,), 'cpu')
+    expected.load_state_dict(base.state_dict())
+    for batch in batches:
+        expected.update(batch)
+    for key in ('mean', 'var', 'count'):
+        assert torch.allclose(merged[key], expected.state_dict()[key], rtol=1e-10, atol=1e-10)
+    # a worker that saw nothing changes nothing
+    assert torch.equal(merge_updates(base.state_dict(), [base.state_dict()])['mean'], base.state_dict()['mean'])

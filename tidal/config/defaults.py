@@ -22,4 +22,30 @@ class RunConfig:
         # (bool) Flush subnormal floats to zero on CPU. Adam's second moments of rarely-moving weights
         # decay into subnormals, which make every matmul that touches them several times slower.
         flush_denormal=True,
+        collector=dict(
+            # (str in {'local', 'ray'}) Where the collector's envs step: 'local', in this process; 'ray', on
+            # Ray actors, each with its own vector env and a copy of the policy's collect mode.
+            type='local',
+            # (int in [1, 4096]) Ray rollout workers (type 'ray').
+            num_workers=2,
+            # (int in [0, 4096]) Envs per Ray worker; 0 splits env.collector_env_num evenly over the workers.
+            envs_per_worker=0,
+            # (str in {'sync', 'async'}) 'sync': every collection waits for all workers, with the newest
+            # weights (a single worker then acts exactly as the local collector). 'async' (off-policy only,
+            # Ape-X style): workers keep collecting while the learner trains on what has arrived.
+            mode='sync',
+            # (int in [0, 1_000_000]) 'async': drop a worker's batch that is more than this many learner
+            # rounds (collections) older than the current weights, rather than learn from it.
+            max_staleness=4,
+            # (int in [0, 1000]) Times Ray restarts a worker whose process died or whose env raised; one
+            # more failure in a row stops the run with the worker's error.
+            max_restarts=3,
+        ),
+        ray=dict(
+            # (str) The Ray cluster: '' starts a local Ray in this process; 'auto' joins the cluster this
+            # machine is part of (`ray start --head`); 'host:port' joins that head node.
+            address='',
+            # (int in [0, 4096]) CPUs a local Ray may use; 0 lets Ray count them. Ignored when joining.
+            num_cpus=0,
+        ),
     )

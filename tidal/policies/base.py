@@ -16,6 +16,7 @@ from tidal.defaults import FreeDict, class_defaults
 from tidal.errors import ConfigError
 from tidal.policies.modes import CollectView, EnvLayout, EvalView, LearnView, Timestep
 from tidal.registry import MODEL_REGISTRY, import_names
+from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
 
@@ -148,9 +149,25 @@ class Policy:
         """The model constructor's keyword arguments from `policy.model`; a policy adds what it fixes."""
         return kwargs
 
+    def running_statistics(self) -> dict[str, RunningMeanStd]:
+        """Statistics that acting updates (observation or return normalisers), by their key in `weights`.
+
+        A collector in another process updates its own copies; the driver merges them back.
+        """
+        return {}
+
+    def weights(self) -> dict[str, Any]:
+        """What acting needs, as plain tensors: the networks and the running statistics."""
+        state: dict[str, Any] = {'model': self._model.state_dict()}
+        state.update({name: stats.state_dict() for name, stats in self.running_statistics().items()})
+        return state
+
     def load_weights(self, state: dict[str, Any]) -> None:
-        """Load the network weights from a learn-mode state dict (e.g. a checkpoint's 'policy' entry)."""
+        """Load what `weights` gives, or the same entries of a learn-mode state dict (a checkpoint's
+        'policy' entry)."""
         self._model.load_state_dict(state['model'])
+        for name, stats in self.running_statistics().items():
+            stats.load_state_dict(state[name])
 
     @property
     def device(self) -> torch.device:

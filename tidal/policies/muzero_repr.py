@@ -246,6 +246,9 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         if self._encoder_optimizer is not None:
             self._encoder_optimizer.load_state_dict(state['encoder_optimizer'])
 
+    def weights(self) -> dict[str, Any]:
+        return {**super().weights(), 'repr': {'model': self._repr_model.state_dict()}}
+
     def load_weights(self, state: dict[str, Any]) -> None:
         """The wrapped policy's networks and the MuZero model (learn state's 'repr')."""
         super().load_weights(state)

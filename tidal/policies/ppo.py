@@ -185,24 +185,21 @@ class PPOPolicy(Policy):
                 'explained_variance', 'grad_norm', 'learning_rate', 'clip_ratio']
 
     def _state_dict_learn(self) -> dict[str, Any]:
-        state = {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
-        if self._obs_rms is not None:
-            state['obs_rms'] = self._obs_rms.state_dict()
-        if self._reward_scaler is not None:  # the statistics; each env's running return is collect state
-            state['reward_rms'] = self._reward_scaler.return_rms.state_dict()
-        return state
+        # the weights hold the statistics; each env's running return is collect state
+        return {**self.weights(), 'optimizer': self._optimizer.state_dict()}
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         self.load_weights(state)
         self._optimizer.load_state_dict(state['optimizer'])
-        if self._reward_scaler is not None:
-            self._reward_scaler.return_rms.load_state_dict(state['reward_rms'])
 
-    def load_weights(self, state: dict[str, Any]) -> None:
-        """The networks and the observation statistics they were trained on."""
-        self._model.load_state_dict(state['model'])
+    def running_statistics(self) -> dict[str, RunningMeanStd]:
+        """The observation and return statistics that acting updates and every mode reads."""
+        stats = {}
         if self._obs_rms is not None:
-            self._obs_rms.load_state_dict(state['obs_rms'])
+            stats['obs_rms'] = self._obs_rms
+        if self._reward_scaler is not None:
+            stats['reward_rms'] = self._reward_scaler.return_rms
+        return stats
 
     # ----- collect mode ----------------------------------------------------------------------
     @torch.no_grad()

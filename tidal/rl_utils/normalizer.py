@@ -39,7 +39,12 @@ class RunningMeanStd:
         if x.shape[0] == 0:
             return
         x = x.to(device=self.mean.device, dtype=torch.float64)
-        batch_mean, batch_var, batch_count = x.mean(dim=0), x.var(dim=0, unbiased=False), x.shape[0]
+        self.merge_moments(x.mean(dim=0), x.var(dim=0, unbiased=False), x.shape[0])
+
+    def merge_moments(self, batch_mean: torch.Tensor, batch_var: torch.Tensor, batch_count: Any) -> None:
+        """Fold in data known only by its mean, (population) variance and count."""
+        batch_mean = batch_mean.to(device=self.mean.device, dtype=torch.float64)
+        batch_var = batch_var.to(device=self.mean.device, dtype=torch.float64)
         delta = batch_mean - self.mean
         total = self.count + batch_count
         # M2 = M2_a + M2_b + delta^2 n_a n_b / n  (Chan, Golub & LeVeque's pairwise update)
@@ -64,6 +69,27 @@ class RunningMeanStd:
         device = self.mean.device
         self.mean, self.var, self.count = (state[key].to(device=device, dtype=torch.float64).clone()
                                            for key in ('mean', 'var', 'count'))
+
+
+def merge_updates(base: dict[str, torch.Tensor], updated: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The statistics `base` would hold after every batch that turned it into each of `updated`.
+
+    Each copy of a RunningMeanStd (a Ray worker's) started from `base` and folded in its own data;
+    the moments of that data are recovered exactly from the two states and folded into `base` in turn.
+    """
+    merged = RunningMeanStd(tuple(base['mean'].shape), 'cpu')
+    merged.load_state_dict(base)
+    count0, mean0, var0 = (base[key].to(torch.float64) for key in ('count', 'mean', 'var'))
+    for state in updated:
+        count, mean, var = (state[key].to(torch.float64) for key in ('count', 'mean', 'var'))
+        added = count - count0
+        if float(added) <= 0:
+            continue
+        added_mean = (mean * count - mean0 * count0) / added
+        # invert M2 = M2_0 + M2_b + delta^2 n_0 n_b / n for the batch's own M2
+        added_m2 = var * count - var0 * count0 - (added_mean - mean0).pow(2) * count0 * added / count
+        merged.merge_moments(added_mean, (added_m2 / added).clamp_min(0.0), added)
+    return merged.state_dict()
 
 
 class RewardScaler:
