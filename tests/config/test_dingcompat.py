@@ -65,7 +65,7 @@ def test_each_mapped_or_ignored_key_warns_once_saying_what_was_done(capsys):
         "no options; pick one with create_config.env_manager.type ('base' or 'subprocess')",
         "tidal: warning: DI-engine key 'policy.cuda' (True) became 'policy.device' = 'auto': cuda=True (without "
         "policy.device) is CUDA when available, as in DI-engine; False is tidal's own key",
-        "tidal: warning: ignored DI-engine key 'policy.multi_gpu' (False): tidal trains on one device",
+        "tidal: warning: ignored DI-engine key 'policy.multi_gpu' (False): several learner processes run under torchrun (README: Several learner processes)",
         "tidal: warning: dropped DI-engine key 'policy.learn.value_network' (False): False is tidal's 'sac'; True "
         "is policy type 'sac_v'",
         "tidal: warning: DI-engine key 'policy.learn.learner.hook.save_ckpt_after_iter' is tidal's "

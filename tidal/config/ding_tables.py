@@ -130,7 +130,7 @@ KEY_RULES: tuple[KeyRule, ...] = (
     # policy
     KeyRule('policy.cuda', 'convert', 'policy.device', "cuda=True (without policy.device) is CUDA when available, "
                                                       "as in DI-engine; False is tidal's own key", _cuda),
-    KeyRule('policy.multi_gpu', 'ignore', why='tidal trains on one device'),
+    KeyRule('policy.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several learner processes)'),
     KeyRule('policy.on_policy', 'ignore', why="tidal picks the pipeline from the policy type"),
     KeyRule('policy.transition_with_policy_data', 'ignore', why="each policy's process_transition decides what a "
                                                                 "transition keeps"),
@@ -155,7 +155,7 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.learn.value_network', 'convert', '', "False is tidal's 'sac'; True is policy type 'sac_v'",
             _no_value_network),
     KeyRule('policy.learn.reparameterization', 'ignore', why="tidal's SAC always uses the reparameterization trick"),
-    KeyRule('policy.learn.multi_gpu', 'ignore', why='tidal trains on one device'),
+    KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several learner processes)'),
     KeyRule('policy.learn.value_norm', 'ignore', why="tidal's PPO does not normalize value targets (see "
                                                      "policy.normalize.reward)"),
     KeyRule('policy.learn.ppo_param_init', 'rename', 'policy.model.orthogonal_init', 'orthogonal init of the '
