@@ -21,9 +21,15 @@ BENCH_DIR = Path(os.path.abspath(__file__)).parent
 REPO_ROOT = BENCH_DIR.parent
 SB3_VENV = BENCH_DIR / '.venv-sb3'
 LIGHTZERO_VENV = BENCH_DIR / '.venv-lightzero'
+RLLIB_VENV = BENCH_DIR / '.venv-rllib'
 TORCH_PIN = 'torch==2.13.0'
 LIGHTZERO_PIN = 'lightzero==0.2.0'
 DI_ENGINE_PIN = 'DI-engine==0.5.3'
+RAY_PIN = 'ray[rllib]==2.60.0'
+# LunarLander's Box2D: gymnasium's `box2d` extra wants box2d-py, which builds from source with swig; the
+# `box2d` distribution (same `Box2D` module) ships wheels. pygame is the extra's other part: importing
+# `gymnasium.envs.box2d` (as making any of its envs does) imports CarRacing, which needs it.
+BOX2D_INSTALL = ['box2d>=2.3.10', 'pygame>=2.1.3']
 # What LightZero's training entry (`lzero.entry.train_muzero`, DI-engine beneath it) needs beyond tidal's
 # environment, pinned to the versions that made LightZero's CartPole MuZero run here. LightZero and DI-engine
 # themselves go in with --no-deps: both require numpy<2 (and LightZero gymnasium==0.28), which would replace
@@ -397,3 +403,14 @@ def ensure_lightzero_venv(training: bool = False) -> Path:
         imports = 'lzero.entry, ding, gym'
     return ensure_venv(LIGHTZERO_VENV, imports, installs, system_site_packages=True,
                        constraints=LIGHTZERO_TRAINING_CONSTRAINTS if training else (), frozen=('torch', 'numpy'))
+
+
+def ensure_rllib_venv(venv: Path = RLLIB_VENV) -> Path:
+    """Python of the RLlib venv (Ray's RL library, new API stack), created on first use with tidal's torch build.
+
+    Torch goes in first, alone, and is pinned again beside Ray so pip cannot swap it for another (multi-GB)
+    build; RLlib's extra brings its own gymnasium (the version Ray pins), LunarLander's Box2D comes from
+    `BOX2D_INSTALL`.
+    """
+    return ensure_venv(venv, 'ray.rllib.algorithms.ppo, gymnasium.envs.box2d',
+                       [[TORCH_PIN], [RAY_PIN, 'gymnasium', *BOX2D_INSTALL, TORCH_PIN]])

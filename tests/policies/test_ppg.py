@@ -7,7 +7,7 @@ import torch
 
 from tidal.config import resolve_config_source
 from tidal.entry.ppg_feed import AuxPhaseFeed
-from tidal.entry.setup import build_env_managers, build_policy, load_config, set_seed
+from tidal.entry.setup import build_env_manager, build_policy, load_config, set_seed
 from tidal.errors import ConfigError
 from tidal.policies.modes import EnvLayout, Timestep
 from tidal.policies.ppg import PPGPolicy
@@ -85,9 +85,7 @@ def build_feed(*overrides):
         *overrides])
     set_seed(cfg.seed)
     policy = build_policy(cfg)
-    collector_env, evaluator_env = build_env_managers(cfg)
-    evaluator_env.close()
-    collector = SampleCollector(collector_env, policy.collect_mode, policy.device)
+    collector = SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
     learner = Learner(policy.learn_mode, policy.device)
     feed = AuxPhaseFeed(cfg, policy, collector, learner)
     collector.reset(seed=cfg.seed)

@@ -16,7 +16,7 @@ from tidal.config.declared import check_declared, class_rules
 from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
 from tidal.config.dingcompat import translate
 from tidal.config.env_probe import env_name, probe_env
-from tidal.config.limits import check_consistency, check_memory
+from tidal.config.limits import check_collector, check_consistency, check_memory
 from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_values,
                                      check_required_model_keys, model_args)
 from tidal.config.overrides import apply_override, parse_overrides
@@ -95,6 +95,7 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     unset_shapes = {key for key in SHAPE_KEYS if model_cfg.get(key) is None}
     check_model_values(args, model_cfg, skip=frozenset(declared_model_keys | unset_shapes))
     check_consistency(cfg)
+    check_collector(cfg, policy_cls)
     env_info: dict = {}
     if infer_shapes:
         env_info = probe_env(cfg, args, policy_cls, env_cls)

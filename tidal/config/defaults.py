@@ -26,8 +26,8 @@ class RunConfig:
             # (str in {'local', 'ray'}) Where the collector's envs step: 'local', in this process; 'ray', on
             # Ray actors, each with its own vector env and a copy of the policy's collect mode.
             type='local',
-            # (int in [1, 4096]) Ray rollout workers (type 'ray').
-            num_workers=2,
+            # (int in [1, 4096]) Ray rollout workers (type 'ray'), one CPU each.
+            num_workers=1,
             # (int in [0, 4096]) Envs per Ray worker; 0 splits env.collector_env_num evenly over the workers.
             envs_per_worker=0,
             # (str in {'sync', 'async'}) 'sync': every collection waits for all workers, with the newest

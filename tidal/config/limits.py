@@ -32,6 +32,27 @@ def check_consistency(cfg: Mapping) -> None:
             raise ConfigError(f'{path}={value} is larger than {_BUFFER}={buffer_size}: {what}')
 
 
+def check_collector(cfg: Mapping, policy_cls: type) -> None:
+    """Settings of a Ray collector that cannot work together, refused before Ray starts."""
+    collector, policy = cfg['collector'], cfg['policy']
+    if collector['type'] != 'ray':
+        return
+    workers, per_worker, envs = collector['num_workers'], collector['envs_per_worker'], cfg['env']['collector_env_num']
+    if not getattr(policy_cls, 'remote_collect', True):
+        raise ConfigError(f"collector.type='ray': policy '{policy['type']}' keeps learning state in its collect "
+                          f"mode, which a Ray worker cannot share; use collector.type='local'")
+    if per_worker == 0 and envs % workers:
+        raise ConfigError(f'collector.num_workers={workers} does not divide env.collector_env_num={envs}; '
+                          f'set collector.envs_per_worker')
+    if collector['mode'] == 'async':
+        if getattr(policy_cls, 'pipeline', 'off_policy') != 'off_policy':
+            raise ConfigError(f"collector.mode='async' runs with the off-policy pipeline only; policy "
+                              f"'{policy['type']}' runs the '{policy_cls.pipeline}' one: use collector.mode='sync'")
+        if policy['collect'].get('unroll_len', 1) > 1:
+            raise ConfigError("collector.mode='async' hands in one worker's envs at a time, which sequence "
+                              "samples (policy.collect.unroll_len > 1) cannot cut: use collector.mode='sync'")
+
+
 def transition_bytes(obs_shape: Any, action_shape: Any, discrete: bool) -> int:
     """Bytes of one stored transition: obs, next_obs, action, reward and the flags, float32 each."""
     action_size = 1 if discrete else _numel(action_shape)

@@ -9,10 +9,21 @@ whole run's state is consistent: evaluate when due, checkpoint when due (after t
 Every log event after a checkpoint comes after at least one more collection, so it is stepped by a
 later env step than any event before it: that is what lets a resumed run drop exactly what the
 killed process wrote after its checkpoint.
+
+Under torchrun (several learner processes, `tidal.worker.distributed`): rank 0 keeps the seeds of a
+single process and alone evaluates and writes the run folder (ranks > 0 log nothing); rank r > 0
+seeds its global generators, collector envs and buffers from `stream_seed(seed, DDP_STREAM, r)`. Every
+rank makes the same collections and updates in lockstep (`random_collect_size`, `n_sample` and
+`batch_size` are per rank). Env steps count all ranks: the logs, the summary and `--max-env-step`
+use the sum over ranks (each rank collects its 1/K share). Whether to stop, evaluate's stop value
+or checkpoint is agreed by all ranks at the top of the loop. A checkpoint gathers every rank's
+collector, feed and generators into rank 0's file, so a resume (with the same number of processes)
+is exact too.
 """
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,12 +32,14 @@ from typing import Any, Callable, Optional, Protocol
 from easydict import EasyDict
 from tqdm import tqdm
 
-from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, build_env_managers, build_policy, check_budget,
+from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, build_collector, build_env_manager, build_policy, check_budget,
                                configure_torch, set_seed)
 from tidal.errors import TidalError
-from tidal.policies.base import Policy
+from tidal.policies.base import Policy, resolve_device
 from tidal.worker.checkpoint import save_checkpoint
 from tidal.worker.collector import SampleCollector
+from tidal.worker.distributed import (DDP_STREAM, agree, average_gradients_on_step, broadcast_state,
+                                      find_optimizers, gather_to_main, init_distributed, shutdown_distributed)
 from tidal.worker.evaluator import Evaluator
 from tidal.worker.finite import NonFiniteError, first_non_finite_parameter
 from tidal.worker.learner import Learner, scalars
@@ -72,17 +85,26 @@ class Run:
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
         configure_torch(cfg)
-        set_seed(cfg.seed)
-        self.policy = build_policy(cfg)
-        collector_env, evaluator_env = build_env_managers(cfg)
-        self.collector = SampleCollector(collector_env, self.policy.collect_mode, self.policy.device)
-        self.evaluator = Evaluator(evaluator_env, self.policy.eval_mode, self.policy.device,
+        self.dist = init_distributed(resolve_device(cfg.policy.device, cfg.policy.get('cuda', False)))
+        rank_cfg = cfg if self.dist.is_main else EasyDict({**cfg, 'seed': stream_seed(cfg.seed, DDP_STREAM,
+                                                                                       self.dist.rank)})
+        self.seed = rank_cfg.seed  # this rank's: its global generators, collector envs and buffers
+        set_seed(self.seed)
+        self.policy = build_policy(rank_cfg)
+        self.collector = build_collector(rank_cfg, self.policy)
+        self.evaluator = Evaluator(build_env_manager(cfg, 'evaluator'), self.policy.eval_mode, self.policy.device,
                                    n_episode=cfg.env.n_evaluator_episode,
                                    eval_freq=cfg.policy.eval.evaluator.eval_freq,
                                    stop_value=cfg.env.stop_value, seed=cfg.seed + EVALUATOR_SEED_OFFSET)
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
-        self.feed = feed_factory(cfg, self.policy, self.collector, self.learner)
-        self.logger = RunLogger(self.run_dir, resume_from=resume_state['log'] if resume_state else None)
+        self.feed = feed_factory(rank_cfg, self.policy, self.collector, self.learner)
+        if self.dist.is_main:
+            self.logger: RunLogger | NullLogger = RunLogger(self.run_dir,
+                                                            resume_from=resume_state['log'] if resume_state else None)
+        else:
+            self.logger = NullLogger()
+        if hasattr(self.collector, 'notify'):  # a Ray collector reports restarted workers in the run's log
+            self.collector.notify = self._notify
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.elapsed = 0.0  # training seconds before this process (a resumed run keeps counting)
@@ -95,50 +117,65 @@ class Run:
         self.learner.register_hook(self._log_train, learner_cfg.log_freq)
         self.learner.register_hook(self._request_save, learner_cfg.save_ckpt_freq)
         if resume_state is None:
-            self.collector.reset(seed=stream_seed(cfg.seed))
+            self.collector.reset(seed=stream_seed(self.seed))
         else:
             self._restore(resume_state)
+        if self.dist.enabled:  # every rank starts from rank 0's weights and averages its gradients
+            self.policy.learn_mode.load_state_dict(broadcast_state(self.dist, self.policy.learn_mode.state_dict()))
+            for optimizer in find_optimizers(self.policy):
+                average_gradients_on_step(self.dist, optimizer)
 
     # ----- checkpoints -----------------------------------------------------------------------
     def _latest_state(self, finished: Optional[str]) -> dict[str, Any]:
-        """Everything an exact resume needs, taken at the top of the loop."""
+        """Everything an exact resume needs, taken at the top of the loop (under DDP with the collector,
+        feed and generators of ranks > 0 under 'ranks'; gathered on every rank, kept on rank 0)."""
+        ranks = gather_to_main(self.dist, None if self.dist.is_main else {
+            'collector': self.collector.state_dict(), 'feed': self.feed.state_dict(), 'rng': rng_state()})
         return {
             'policy': self.policy.learn_mode.state_dict(), 'collector': self.collector.state_dict(),
             'feed': self.feed.state_dict(), 'train_iter': self.learner.train_iter,
             'last_eval_iter': self.evaluator.last_eval_iter,
             'best_return': self.best_return, 'last_return': self.last_return, 'rng': rng_state(),
             'max_env_step': self.max_env_step, 'max_train_iter': self.max_train_iter,
-            'wall_time': self._wall_time(), 'log': self.logger.position(self.collector.env_step),
-            'finished': finished,
+            'wall_time': self._wall_time(), 'log': self.logger.position(self.env_step),
+            'finished': finished, 'world_size': self.dist.world_size, 'ranks': (ranks or [])[1:],
         }
 
     def _save_latest(self, finished: Optional[str] = None) -> None:
         self._check_finite()  # never replace the last good checkpoint by a diverged one
-        save_checkpoint(self._latest_state(finished), self.run_dir / 'ckpt' / 'latest.pt')
+        state = self._latest_state(finished)
+        if self.dist.is_main:
+            save_checkpoint(state, self.run_dir / 'ckpt' / 'latest.pt')
         self.saved_iter = self.learner.train_iter
         self._save_due, self._last_save = False, time.monotonic()
 
     def _save_best(self) -> None:
         """Only what evaluation and deployment need."""
-        save_checkpoint({'policy': self.policy.learn_mode.state_dict(), 'env_step': self.collector.env_step,
+        save_checkpoint({'policy': self.policy.learn_mode.state_dict(), 'env_step': self.env_step,
                          'train_iter': self.learner.train_iter, 'best_return': self.best_return},
                         self.run_dir / 'ckpt' / 'best.pt')
 
     def _restore(self, state: dict[str, Any]) -> None:
+        world_size = state.get('world_size', 1)
+        if world_size != self.dist.world_size:
+            raise TidalError(f'this run was checkpointed by {world_size} learner process(es); resume it with as '
+                             f'many (torchrun --nproc_per_node={world_size}), not {self.dist.world_size}')
+        own = state if self.dist.is_main else state['ranks'][self.dist.rank - 1]  # collector, feed, generators
         self.policy.learn_mode.load_state_dict(state['policy'])
-        self.feed.load_state_dict(state['feed'])
+        self.feed.load_state_dict(own['feed'])
         self.learner.restart_guard_at(state['train_iter'])
         self.evaluator.last_eval_iter = state['last_eval_iter']
         self.best_return, self.last_return = state['best_return'], state['last_return']
         self.elapsed = state['wall_time']
         self.saved_iter = state['train_iter']
         self._save_due = False
-        env_step = state['collector']['env_step']
-        restarted = self.collector.load_state_dict(state['collector'], fallback_seed=stream_seed(self.cfg.seed, env_step))
-        set_rng_state(state['rng'])
-        self.logger.info(f'resumed at env step {env_step}, train iteration {state["train_iter"]}')
+        env_step = own['collector']['env_step']
+        restarted = self.collector.load_state_dict(own['collector'], fallback_seed=stream_seed(self.seed, env_step))
+        set_rng_state(own['rng'])
+        self.logger.info(f'resumed at env step {self.env_step}, train iteration {state["train_iter"]}')
         if restarted:
-            message = f'resume: the collector envs restart their episodes ({restarted})'
+            rank = f' of rank {self.dist.rank}' if self.dist.enabled else ''
+            message = f'resume: the collector envs{rank} restart their episodes ({restarted})'
             self.logger.info(message)
             print(f'tidal: {message}', flush=True)
 
@@ -154,8 +191,8 @@ class Run:
         self._start = self._last_save = time.monotonic()
         self.logger.info(f'training {self.cfg.policy.type} on {self.cfg.env.env_id} in {self.run_dir} '
                          f'(seed {self.cfg.seed}, device {self.policy.device})')
-        bar = tqdm(total=self.max_env_step, initial=self.collector.env_step, unit='step', dynamic_ncols=True,
-                   disable=not self.progress, mininterval=1.0)
+        bar = tqdm(total=self.max_env_step, initial=self.env_step, unit='step', dynamic_ncols=True,
+                   disable=not (self.progress and self.dist.is_main), mininterval=1.0)
         handlers = self._catch_signals()
         outcome = 'stopped by an error'
         try:
@@ -176,20 +213,21 @@ class Run:
             signal_restore(handlers)
             bar.close()
             self._close(outcome)
+            shutdown_distributed()
         return self.policy
 
     def _loop(self, bar: tqdm) -> str:
         """Run until done; returns why the run ended."""
         while True:
-            if self._signal is not None:
+            signum, stop, save = self._decide(bar)
+            if signum:
                 self._save_latest()
-                name = signal.Signals(self._signal).name
-                raise RunInterrupted(f'{name} at env step {self.collector.env_step}: checkpoint saved; continue '
-                                     f'with: tidal resume {self.run_dir}', self._signal)
-            if self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter) \
-                    and self._evaluate(bar):
+                name = signal.Signals(signum).name
+                raise RunInterrupted(f'{name} at env step {self.env_step}: checkpoint saved; continue '
+                                     f'with: tidal resume {self.run_dir}', signum)
+            if stop:
                 return f'stop value {self.evaluator.stop_value} reached'
-            if self._checkpoint_due():
+            if save:
                 self._save_latest()
             if self._budget_spent():
                 return self._budget_reason()
@@ -203,27 +241,63 @@ class Run:
                     raise NonFiniteError(f'{err}; {self._last_good()}') from err
                 raise
             self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
-            bar.update(self.collector.env_step - bar.n)
+            bar.update(self.env_step - bar.n)
+
+    def _decide(self, bar: tqdm) -> tuple[int, bool, bool]:
+        """(signal number or 0, stop value reached, checkpoint due) at the top of the loop, the same on
+        every rank: a signal to any rank stops all, rank 0's evaluation decides the stop."""
+        if not self.dist.enabled:  # in this order: a signal is handled before an evaluation starts
+            if self._signal is not None:
+                return self._signal, False, False
+            stop = self._eval_due() and self._evaluate(bar)
+            return 0, stop, not stop and self._checkpoint_due()
+        stop = False
+        if self._eval_due():
+            if self.dist.is_main:
+                stop = self._evaluate(bar)
+            else:
+                self.evaluator.last_eval_iter = self.learner.train_iter
+        local = self.collector.env_step
+        signum, stop, save, most, minus_least = agree(self.dist, [
+            self._signal or 0, stop, self._checkpoint_due(), local, -local])
+        if most != -minus_least:  # each update averages over all ranks: they must collect in lockstep
+            raise TidalError(f'the learner processes are out of step: they collected between {-minus_least:.0f} '
+                             f'and {most:.0f} env steps each')
+        return int(signum), bool(stop), bool(save)
+
+    def _eval_due(self) -> bool:
+        return self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter)
+
+    @property
+    def env_step(self) -> int:
+        """Env steps of the whole run: the sum over the ranks, which collect in lockstep."""
+        return self.collector.env_step * self.dist.world_size
 
     def _env_budget(self) -> Optional[int]:
-        return None if self.max_env_step is None else self.max_env_step - self.collector.env_step
+        """This rank's share of the env steps left (rounded up: the ranks may overshoot by < 1 step each)."""
+        if self.max_env_step is None:
+            return None
+        return -(-(self.max_env_step - self.env_step) // self.dist.world_size)
 
     def _budget_spent(self) -> bool:
-        return ((self.max_env_step is not None and self.collector.env_step >= self.max_env_step)
+        return ((self.max_env_step is not None and self.env_step >= self.max_env_step)
                 or (self.max_train_iter is not None and self.learner.train_iter >= self.max_train_iter))
 
     def _budget_reason(self) -> str:
-        if self.max_env_step is not None and self.collector.env_step >= self.max_env_step:
+        if self.max_env_step is not None and self.env_step >= self.max_env_step:
             return f'budget of {self.max_env_step} env steps reached'
         return f'budget of {self.max_train_iter} train iterations reached'
 
     def _evaluate(self, bar: tqdm) -> bool:
-        """Evaluate, log, plot, keep the best checkpoint; True when the stop value is reached."""
+        """Evaluate (rank 0 only), log, plot, keep the best checkpoint; True when the stop value is reached."""
+        if not self.dist.is_main:
+            self.evaluator.last_eval_iter = self.learner.train_iter
+            return False
         self._check_finite()
         result = self.evaluator.eval(self.learner.train_iter)
         self.last_return = result.return_mean
         self.logger.evaluation(dict(
-            env_step=self.collector.env_step, train_iter=self.learner.train_iter, wall_time=self._wall_time(),
+            env_step=self.env_step, train_iter=self.learner.train_iter, wall_time=self._wall_time(),
             return_mean=result.return_mean, return_std=result.return_std,
             episode_length_mean=result.length_mean))
         if result.return_mean > self.best_return:
@@ -238,13 +312,20 @@ class Run:
         plot_curves([self.run_dir], self.run_dir / 'curve.png', title=f'{self.cfg.exp_name}')
         self._last_plot = time.monotonic()
 
+    def _notify(self, message: str) -> None:
+        """An event the user should see now (a restarted worker): in the log and on stderr."""
+        self.logger.info(message)
+        tqdm.write(f'tidal: {message}', file=sys.stderr)
+
     def _log_train(self, learner: Learner, info: dict[str, Any]) -> None:
         self._check_finite()
         values = scalars(info, self.policy.learn_mode.monitor_vars())
+        if hasattr(self.collector, 'monitor'):
+            values.update(self.collector.monitor())
         collected = self.collector.episodes.pop()
         if collected.returns:
             values['collect_return'] = sum(collected.returns) / len(collected.returns)
-        self.logger.scalars('train', values, self.collector.env_step, learner.train_iter)
+        self.logger.scalars('train', values, self.env_step, learner.train_iter)
 
     # ----- finite or stop --------------------------------------------------------------------
     def _check_finite(self) -> None:
@@ -253,7 +334,7 @@ class Run:
         if failure is not None:
             key, value, iteration = failure
             raise NonFiniteError(f'{key} became {value} at train iteration {iteration} (env step '
-                                 f'{self.collector.env_step} when seen); {self._last_good()}')
+                                 f'{self.env_step} when seen); {self._last_good()}')
         name = first_non_finite_parameter(self.policy.model.named_parameters())
         if name is not None:
             raise NonFiniteError(f'parameter {name} is not finite by train iteration {self.learner.train_iter}; '
@@ -283,7 +364,11 @@ class Run:
             pass
 
     def _close(self, outcome: str) -> None:
-        """Write the summary, release the envs and say in one line how the run ended."""
+        """Write the summary, release the envs and say in one line how the run ended (rank 0)."""
+        if not self.dist.is_main:
+            self.collector.env.close()
+            self.evaluator.env.close()
+            return
         final_plot = self._plot if (self.run_dir / 'evals.csv').is_file() else (lambda: None)
         for finish in (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
                        self.logger.close, final_plot):
@@ -295,7 +380,7 @@ class Run:
         self.evaluator.env.close()
         last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
         best = 'none' if self.best_return == -float('inf') else f'{self.best_return:.2f}'
-        print(f'tidal: run ended ({outcome}) at env step {self.collector.env_step}; eval return best {best}, last {last}; '
+        print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
               f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
               flush=True)
 
@@ -305,8 +390,8 @@ class Run:
     def _write_summary(self, outcome: str) -> None:
         wall = self._wall_time()
         self.logger.summary(dict(
-            env_step=self.collector.env_step, train_iter=self.learner.train_iter, wall_time=wall,
-            env_steps_per_s=self.collector.env_step / wall if wall else 0.0,
+            env_step=self.env_step, train_iter=self.learner.train_iter, wall_time=wall,
+            env_steps_per_s=self.env_step / wall if wall else 0.0,
             updates_per_s=self.learner.train_iter / wall if wall else 0.0,
             best_return=self.best_return, last_return=self.last_return, outcome=outcome,
             max_env_step=self.max_env_step, max_train_iter=self.max_train_iter))
@@ -315,3 +400,17 @@ class Run:
 def signal_restore(handlers: dict[int, Any]) -> None:
     for signum, handler in handlers.items():
         signal.signal(signum, handler)
+
+
+class NullLogger:
+    """The logger of ranks > 0: rank 0 alone writes the run folder."""
+
+    def info(self, message: str) -> None: ...
+    def exception(self, message: str, err: BaseException) -> None: ...
+    def scalars(self, prefix: str, values: Any, env_step: int, train_iter: int) -> None: ...
+    def evaluation(self, row: Any) -> None: ...
+    def summary(self, values: Any) -> None: ...
+    def close(self) -> None: ...
+
+    def position(self, env_step: int) -> dict[str, int]:
+        return {'env_step': env_step, 'text_bytes': 0, 'evals_bytes': 0}

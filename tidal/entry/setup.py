@@ -15,8 +15,9 @@ from easydict import EasyDict
 from tidal.config import compile_config, resolve_config_source, save_config
 from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.errors import ConfigError, TidalError
-from tidal.policies.base import Policy
+from tidal.policies.base import Policy, resolve_device
 from tidal.registry import ENV_REGISTRY, policy_class
+from tidal.worker.collector import SampleCollector
 from tidal.worker.logger import write_summary
 
 ConfigInput = Union[str, os.PathLike, tuple]
@@ -57,13 +58,19 @@ def new_run_dir(exp_name: str) -> Path:
     return run_dir
 
 
-def build_env_managers(cfg: EasyDict) -> tuple[EnvManager, EnvManager]:
-    """Collector and evaluator env managers (their workers seed them on reset)."""
+def build_env_manager(cfg: EasyDict, role: str) -> EnvManager:
+    """The collector's or the evaluator's env manager (`role`); their workers seed them on reset."""
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     name = cfg.env.get('env_id') or cfg.env.type
-    collector_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num, name, 'collector')
-    evaluator_env = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num, name, 'evaluator')
-    return collector_env, evaluator_env
+    return make_env_manager(env.make, cfg.env_manager.type, cfg.env[f'{role}_env_num'], name, role)
+
+
+def build_collector(cfg: EasyDict, policy: Policy) -> SampleCollector:
+    """The collector `collector.type` names: envs in this process, or Ray rollout workers."""
+    if cfg.collector.type == 'ray':
+        from tidal.worker.ray_collector import RayCollector  # Ray is an optional extra
+        return RayCollector(cfg, policy)  # type: ignore[return-value]  # the same interface
+    return SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
 
 
 def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> Policy:
@@ -81,9 +88,36 @@ def start_run(feed_factory: Callable[..., Any], cfg: EasyDict, max_env_step: Opt
     """Make the run folder, save the resolved config in it and train the run shell with `feed_factory`.
 
     If the run cannot be built (a bad config value found by a policy, an env that fails to start),
-    the folder, new or empty before, is removed again rather than left half-written.
+    the folder, new or empty before, is removed again rather than left half-written. Under torchrun
+    only rank 0 makes and writes the folder; the other ranks learn its path from rank 0.
     """
     from tidal.entry.run import Run  # the shell builds on this module
+    from tidal.worker.distributed import broadcast_object, init_distributed
+    context = init_distributed(resolve_device(cfg.policy.device, cfg.policy.get('cuda', False)))
+    made: Union[Path, TidalError, None] = None
+    if context.is_main:
+        try:
+            made = _new_run_folder(cfg, max_env_step, max_train_iter)
+        except TidalError as err:
+            made = err
+    made = broadcast_object(context, made)  # every rank stops on rank 0's error, or runs in its folder
+    if isinstance(made, TidalError):
+        raise made
+    run_dir = made
+    try:
+        run = Run(cfg, run_dir, feed_factory, max_env_step, max_train_iter, progress)
+    except OSError as err:
+        if context.is_main:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise TidalError(f"cannot write the run folder '{run_dir}': {err.strerror or err}") from err
+    except BaseException:
+        if context.is_main:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    return run.train()
+
+
+def _new_run_folder(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> Path:
     try:
         run_dir = new_run_dir(cfg.exp_name)
     except OSError as err:
@@ -92,11 +126,7 @@ def start_run(feed_factory: Callable[..., Any], cfg: EasyDict, max_env_step: Opt
         # the config and the budget come first: a run killed before its first checkpoint can start again
         save_config(cfg, run_dir / 'config.yaml')
         write_summary(run_dir, {'outcome': 'starting', 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
-        run = Run(cfg, run_dir, feed_factory, max_env_step, max_train_iter, progress)
     except OSError as err:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise TidalError(f"cannot write the run folder '{run_dir}': {err.strerror or err}") from err
-    except BaseException:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        raise
-    return run.train()
+    return run_dir

@@ -76,7 +76,11 @@ class EnvManager:
 
     def reset(self, seed: int | None = None) -> Any:
         """Start a new episode in every env; env i is seeded with `seed + i`."""
-        obs, _ = self._vector_env.reset(seed=seed)
+        try:
+            obs, _ = self._vector_env.reset(seed=seed)
+        except Exception as err:  # say which env failed, as step does
+            raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} on reset: "
+                           f"{_one_line(err)}") from err
         if seed is not None:
             self._vector_env.action_space.seed(seed)
         self._running_return[:] = 0.0

@@ -106,6 +106,9 @@ class Policy:
     #: The data feed `tidal train` runs for this policy: 'off_policy', 'sqil' (needs demonstrations),
     #: 'on_policy' (PPO) or 'ppg' (PPO with auxiliary phases).
     pipeline: str = 'off_policy'
+    #: Whether a copy of the collect mode in another process (a Ray worker) acts as this one would: false
+    #: for a policy whose collect mode keeps learning state (its own replay, say).
+    remote_collect: bool = True
 
     @classmethod
     def default_config(cls) -> EasyDict:

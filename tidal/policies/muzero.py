@@ -61,6 +61,7 @@ class MuZeroPolicy(RepresentationOptions, Policy):
     )
     action_space = 'discrete'
     pipeline = 'unroll'
+    remote_collect = False  # its temperature schedule counts the run's env steps in the collect mode
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:

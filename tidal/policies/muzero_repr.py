@@ -36,6 +36,8 @@ RL_TYPES = ('ppo', 'discrete_sac', 'sac')  # the policies that can learn on the 
 
 @POLICY_REGISTRY.register('muzero_repr')
 class MuZeroReprPolicy(RepresentationOptions, Policy):
+    remote_collect = False  # the collect mode holds the MuZero model's own replay
+
     config = dict(
         type='muzero_repr',
         # (str in {'ppo', 'discrete_sac', 'sac'}) The registered policy that acts and learns on s = h(o); its

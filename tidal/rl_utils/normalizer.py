@@ -71,24 +71,30 @@ class RunningMeanStd:
                                            for key in ('mean', 'var', 'count'))
 
 
-def merge_updates(base: dict[str, torch.Tensor], updated: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The statistics `base` would hold after every batch that turned it into each of `updated`.
+def moments_added(before: dict[str, torch.Tensor], after: dict[str, torch.Tensor]) -> Optional[tuple]:
+    """(mean, var, count) of the data that turned state `before` into state `after`; None if none was added.
 
-    Each copy of a RunningMeanStd (a Ray worker's) started from `base` and folded in its own data;
-    the moments of that data are recovered exactly from the two states and folded into `base` in turn.
+    Exact: it inverts the pairwise merge, M2 = M2_before + M2_added + delta^2 n_before n_added / n.
     """
+    count0, mean0, var0 = (before[key].to(torch.float64) for key in ('count', 'mean', 'var'))
+    count, mean, var = (after[key].to(torch.float64) for key in ('count', 'mean', 'var'))
+    added = count - count0
+    if float(added) <= 0:
+        return None
+    added_mean = (mean * count - mean0 * count0) / added
+    added_m2 = var * count - var0 * count0 - (added_mean - mean0).pow(2) * count0 * added / count
+    return added_mean, (added_m2 / added).clamp_min(0.0), added
+
+
+def merge_updates(base: dict[str, torch.Tensor], updated: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The statistics `base` would hold after every batch that turned it into each of `updated`: the
+    merge of copies (Ray workers') that all started from `base` and each folded in their own data."""
     merged = RunningMeanStd(tuple(base['mean'].shape), 'cpu')
     merged.load_state_dict(base)
-    count0, mean0, var0 = (base[key].to(torch.float64) for key in ('count', 'mean', 'var'))
     for state in updated:
-        count, mean, var = (state[key].to(torch.float64) for key in ('count', 'mean', 'var'))
-        added = count - count0
-        if float(added) <= 0:
-            continue
-        added_mean = (mean * count - mean0 * count0) / added
-        # invert M2 = M2_0 + M2_b + delta^2 n_0 n_b / n for the batch's own M2
-        added_m2 = var * count - var0 * count0 - (added_mean - mean0).pow(2) * count0 * added / count
-        merged.merge_moments(added_mean, (added_m2 / added).clamp_min(0.0), added)
+        added = moments_added(base, state)
+        if added is not None:
+            merged.merge_moments(*added)
     return merged.state_dict()
 
 

@@ -1,0 +1,361 @@
+"""The collector on Ray: rollout workers as Ray actors, driven with the local collector's interface.
+
+Per collection the learner's weights go into Ray's object store once, every worker steps its own
+vector env with them, and the samples come back as numpy columns. In 'sync' mode a collection waits
+for all workers and interleaves their rows step-major over the run's envs, exactly as the local
+collector lays them out (one worker acts exactly as the local collector: same env seeds, same acting
+stream). In 'async' mode (Ape-X) each worker starts its next collection as soon as it hands one in,
+with the newest weights, and `collect` returns the first batch that is ready; the rounds of learning
+a batch's weights are behind the learner (its staleness) are logged and bounded.
+
+A worker whose process dies, or whose env raises, is restarted by Ray and its collection is done
+again with new episodes; `max_restarts` failures in a row of one worker stop the run with its error.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections import deque
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from tidal.errors import TidalError
+from tidal.policies.base import Policy
+from tidal.rl_utils.normalizer import moments_added
+from tidal.worker.collector import EpisodeStats
+from tidal.worker.ray_worker import RolloutWorker
+from tidal.worker.rng import stream_seed
+from tidal.worker.tensor import to_tensor
+
+READY_TIMEOUT_S = 120.0  # a worker Ray cannot place or build in this time is reported, not waited on
+PROBE_TIMEOUT_S = 5.0    # for a TCP connection to a cluster's head before Ray is asked to join it
+RESTART_STREAM = 2       # stream_seed stream of the seeds a restarted worker's envs start from
+
+
+class WorkerError(TidalError):
+    """A Ray rollout worker kept failing, or could not be started."""
+
+
+class RayClusterError(TidalError):
+    """Ray could not be started or joined."""
+
+
+def connect_ray(ray_cfg: EasyDict, workers: int) -> None:
+    """Start a local Ray (address '') or join a cluster ('auto', 'host:port'), unless one is running."""
+    import ray
+    if ray.is_initialized():
+        return
+    address = ray_cfg.address or None
+    if address not in (None, 'auto'):
+        _check_listening(address)
+    options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=True, configure_logging=False)
+    if address is None:
+        # one CPU per worker: never fewer logical CPUs than workers, or a local run would wait forever
+        options['num_cpus'] = ray_cfg.num_cpus or max(os.cpu_count() or 1, workers)
+        # Ray lowers its workers' priority by default; rollout workers are the run's own work, not background
+        os.environ.setdefault('RAY_worker_niceness', '0')
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        where = f"the Ray cluster at ray.address='{ray_cfg.address}'" if address else 'a local Ray'
+        raise RayClusterError(f'cannot start or join {where}: {_one_line(err)}') from None
+
+
+def _check_listening(address: str) -> None:
+    """Fail in one line when nothing listens at `address`: ray.init would retry there for minutes."""
+    host, _, port = address.split('://')[-1].rpartition(':')
+    if not host or not port.isdigit():
+        raise RayClusterError(f"ray.address='{address}' is not 'auto' or 'host:port'")
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as err:
+        raise RayClusterError(f"no Ray cluster at ray.address='{address}' ({err.strerror or err}); start one "
+                              f"with `ray start --head` or leave ray.address empty for a local Ray") from None
+
+
+class _Workers:
+    """What the run sees of the envs (`num_envs`, `close`), and the actors behind them."""
+
+    def __init__(self, actors: list[Any], envs_per_worker: int) -> None:
+        self.actors = actors
+        self.envs_per_worker = envs_per_worker
+        self.num_envs = len(actors) * envs_per_worker
+
+    def close(self) -> None:
+        import ray
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+
+
+class RayCollector:
+    """`collect(n_sample, random)` over Ray rollout workers; see the module docstring."""
+
+    def __init__(self, cfg: EasyDict, policy: Policy) -> None:
+        import ray
+        collector_cfg = cfg.collector
+        self.policy = policy
+        self.device = policy.device
+        self.mode = collector_cfg.mode
+        self.max_staleness = collector_cfg.max_staleness
+        self.max_restarts = collector_cfg.max_restarts
+        self.seed = cfg.seed
+        num_workers = collector_cfg.num_workers
+        per_worker = collector_cfg.envs_per_worker or cfg.env.collector_env_num // num_workers
+        connect_ray(cfg.ray, num_workers)
+        # Ray restarts a dead worker as often as it takes; the run bounds failures in a row itself
+        actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
+        plain_cfg = _plain(cfg)
+        path = [os.getcwd(), *sys.path]
+        actors = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
+                  for index in range(num_workers)]
+        self.env = _Workers(actors, per_worker)
+        self.env_step = 0
+        self.episodes = EpisodeStats()
+        self.notify: Callable[[str], None] = lambda message: print(f'tidal: {message}', file=sys.stderr, flush=True)
+        self.version = 0  # learner rounds so far: one per batch handed to the learner
+        self._sent: dict[int, dict[str, Any]] = {}  # weights (CPU) per version still in flight
+        self._sent_refs: dict[int, Any] = {}
+        self._pending: dict[Any, tuple[int, int]] = {}  # async: ref -> (worker, version)
+        self._failures = [0] * num_workers  # failures in a row, per worker
+        self._restarts = 0
+        self._staleness: deque[int] = deque(maxlen=1000)
+        self._dropped = 0
+        self._seconds = 0.0
+        self._wait_ready()
+
+    # ----- the collector interface ------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None) -> None:
+        """New episodes in every worker's envs; env i is seeded with `seed + i`, as locally."""
+        import ray
+        self._cancel_pending()
+        base = stream_seed(self.seed) if seed is None else seed
+        refs = [actor.reset.remote(base) for actor in self.env.actors]
+        for index, ref in enumerate(refs):
+            try:
+                ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+                self._recover(index, err)  # restarts the worker and resets it with a seed of its own
+
+    def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
+        """At least `n_sample` env steps of training samples; see the module docstring for the modes."""
+        if self.mode == 'async' and not random:
+            return self._collect_async(n_sample)
+        self._cancel_pending()
+        per_worker = -(-n_sample // len(self.env.actors))
+        results = [self._run(index, per_worker, random) for index in range(len(self.env.actors))]
+        results = self._gather(results, per_worker, random)
+        self._merge_statistics([result['statistics'] for result in results], self.version)
+        for result in results:
+            self._count(result)
+        self.version += 0 if random else 1
+        return to_tensor(_interleave([result['sample'] for result in results], results[0]['steps']), self.device)
+
+    def monitor(self) -> dict[str, float]:
+        """Collection figures for the train log: staleness (async), dropped rows, restarts, seconds."""
+        values: dict[str, float] = {'collector_restarts': float(self._restarts), 'collect_seconds': self._seconds}
+        if self._staleness:
+            values['staleness_mean'] = float(np.mean(self._staleness))
+            values['staleness_max'] = float(np.max(self._staleness))
+            values['dropped_stale_steps'] = float(self._dropped)
+        return values
+
+    # ----- sync --------------------------------------------------------------------------------
+    def _run(self, index: int, n_sample: int, random: bool) -> Any:
+        return self.env.actors[index].collect.remote(None if random else self._weights_ref(), n_sample, random)
+
+    def _gather(self, refs: list[Any], n_sample: int, random: bool) -> list[dict[str, Any]]:
+        """Every worker's result; a failed worker is restarted and its collection done again."""
+        import ray
+        results: list[Optional[dict[str, Any]]] = [None] * len(refs)
+        while any(result is None for result in results):
+            for index, ref in enumerate(refs):
+                if results[index] is not None:
+                    continue
+                try:
+                    results[index] = ray.get(ref)
+                    self._failures[index] = 0
+                except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+                    self._recover(index, err)
+                    refs[index] = self._run(index, n_sample, random)
+        return [result for result in results if result is not None]
+
+    # ----- async -------------------------------------------------------------------------------
+    def _collect_async(self, n_sample: int) -> dict[str, Any]:
+        """The first batch a worker hands in whose weights are at most `max_staleness` rounds behind."""
+        import ray
+        for index in range(len(self.env.actors)):
+            if index not in {worker for worker, _ in self._pending.values()}:
+                self._launch(index, n_sample)
+        while True:
+            ready, _ = ray.wait(list(self._pending), num_returns=1)
+            index, version = self._pending.pop(ready[0])
+            try:
+                result = ray.get(ready[0])
+                self._failures[index] = 0
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+                self._recover(index, err)
+                self._launch(index, n_sample)
+                continue
+            self._launch(index, n_sample)  # collecting goes on while the learner trains on this batch
+            self._count(result)
+            staleness = self.version - version
+            self._staleness.append(staleness)
+            if staleness > self.max_staleness:
+                self._dropped += result['steps'] * self.env.envs_per_worker
+                continue
+            self._merge_statistics([result['statistics']], version)
+            self._forget_versions()
+            self.version += 1
+            return to_tensor(_interleave([result['sample']], result['steps']), self.device)
+
+    def _launch(self, index: int, n_sample: int) -> None:
+        ref = self.env.actors[index].collect.remote(self._weights_ref(), n_sample, False)
+        self._pending[ref] = (index, self.version)
+
+    def _cancel_pending(self) -> None:
+        """Async collections in flight are dropped when the run switches to a synchronous step."""
+        import ray
+        if self._pending:
+            ray.wait(list(self._pending), num_returns=len(self._pending))
+            self._pending.clear()
+
+    # ----- weights and statistics -----------------------------------------------------------
+    def _weights_ref(self) -> Any:
+        """The current weights in the object store, put there once per version."""
+        import ray
+        if self.version not in self._sent_refs:
+            weights = _to_cpu(self.policy.weights())
+            self._sent[self.version] = weights
+            self._sent_refs[self.version] = ray.put(weights)
+        return self._sent_refs[self.version]
+
+    def _forget_versions(self) -> None:
+        live = {version for _, version in self._pending.values()} | {self.version}
+        for version in [v for v in self._sent if v not in live]:
+            del self._sent[version], self._sent_refs[version]
+
+    def _merge_statistics(self, updated: list[dict[str, Any]], version: int) -> None:
+        """Fold the data the workers' running statistics saw (since the weights of `version` went out)
+        into the learner's, which may have moved on since (see moments_added)."""
+        stats = self.policy.running_statistics()
+        if stats:
+            sent = self._sent[version]
+            for name, mine in stats.items():
+                for state in updated:
+                    added = moments_added(sent[name], state[name])
+                    if added is not None:
+                        mine.merge_moments(*added)
+        if self.mode == 'sync':
+            self._sent.clear()
+            self._sent_refs.clear()
+
+    def _count(self, result: dict[str, Any]) -> None:
+        self.env_step += result['steps'] * self.env.envs_per_worker
+        self.episodes.returns.extend(result['episode_returns'])
+        self.episodes.lengths.extend(result['episode_lengths'])
+        self._seconds += result['seconds']
+
+    # ----- faults ------------------------------------------------------------------------------
+    def _recover(self, index: int, err: BaseException) -> None:
+        """Log the failure, restart the worker if its process still runs, and start new episodes."""
+        import ray
+        self._failures[index] += 1
+        self._restarts += 1
+        first = index * self.env.envs_per_worker
+        where = (f'Ray worker {index} (collector envs {first}..{first + self.env.envs_per_worker - 1}) failed '
+                 f'at env step {self.env_step}')
+        if self._failures[index] > self.max_restarts:
+            raise WorkerError(f'{where} for the {self._failures[index]}th time in a row; stopping '
+                              f'(collector.max_restarts={self.max_restarts}): {_cause(err)}') from None
+        self.notify(f'{where}: {_cause(err)}; restarting it ({self._failures[index]} of '
+                    f'{self.max_restarts} in a row)')
+        actor = self.env.actors[index]
+        if not isinstance(err, ray.exceptions.RayActorError):
+            ray.kill(actor, no_restart=False)  # an env that raised may be broken: a fresh process
+        self._wait_ready([index])
+        seed = stream_seed(self.seed, RESTART_STREAM, index, self._restarts)
+        try:
+            ray.get(actor.reset.remote(seed - index * self.env.envs_per_worker))
+        except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as reset_err:
+            self._recover(index, reset_err)
+
+    def _wait_ready(self, indices: Optional[list[int]] = None) -> None:
+        """Block until the workers are placed and built, or say why they are not."""
+        import ray
+        indices = list(range(len(self.env.actors))) if indices is None else indices
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        for index in indices:
+            while True:
+                try:
+                    ray.get(self.env.actors[index].ping.remote(), timeout=max(1.0, deadline - time.monotonic()))
+                    break
+                except ray.exceptions.GetTimeoutError:
+                    cpus = ray.cluster_resources().get('CPU', 0)
+                    raise WorkerError(f'Ray could not start worker {index} in {READY_TIMEOUT_S:.0f} s '
+                                      f'(collector.num_workers={len(self.env.actors)}, 1 CPU each; the cluster '
+                                      f'has {cpus:g} CPUs)') from None
+                except ray.exceptions.RayActorError as err:
+                    if 'RESTARTING' in str(err) or 'restart' in str(err).lower():
+                        time.sleep(0.2)
+                        continue
+                    raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
+                except ray.exceptions.RayTaskError as err:
+                    raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
+
+    # ----- resume ------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Counters only: the workers' envs live in other processes and are not saved."""
+        return {'env_step': self.env_step, 'version': self.version,
+                'episodes': {'returns': list(self.episodes.returns), 'lengths': list(self.episodes.lengths)},
+                'env': {'reason': 'the envs of Ray workers are not saved in checkpoints'}}
+
+    def load_state_dict(self, state: dict[str, Any], fallback_seed: int) -> Optional[str]:
+        """Counters back; the workers start new episodes (seeded from `fallback_seed`) and the reason is returned."""
+        self.env_step, self.version = state['env_step'], state.get('version', 0)
+        self.episodes = EpisodeStats(list(state['episodes']['returns']), list(state['episodes']['lengths']))
+        self.reset(seed=fallback_seed)
+        return state['env'].get('reason') or 'the envs of Ray workers are not saved in checkpoints'
+
+
+def _interleave(samples: list[dict[str, Any]], steps: int) -> dict[str, Any]:
+    """Workers' step-major rows as one step-major block over all their envs (worker 0's envs first)."""
+    first = samples[0]
+    if isinstance(first, dict):
+        return {key: _interleave([sample[key] for sample in samples], steps) for key in first}
+    if len(samples) == 1:
+        return np.array(first)  # the object store's arrays are read-only; torch wants to own writable ones
+    grids = [column.reshape(steps, -1, *column.shape[1:]) for column in samples]
+    joined = np.concatenate(grids, axis=1)
+    return joined.reshape(-1, *joined.shape[2:])
+
+
+def _to_cpu(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: _to_cpu(value) for key, value in tree.items()}
+    return tree.detach().cpu() if isinstance(tree, torch.Tensor) else tree
+
+
+def _plain(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: _plain(value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [_plain(value) for value in tree]
+    return tree
+
+
+def _cause(err: BaseException) -> str:
+    """The worker's own error, in one line, without Ray's traceback."""
+    cause = getattr(err, 'cause', None)
+    if isinstance(cause, BaseException):
+        return f'{type(cause).__name__}: {_one_line(cause)}'
+    return f'{type(err).__name__}: {_one_line(err)}'
+
+
+def _one_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
