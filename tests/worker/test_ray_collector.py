@@ -170,7 +170,7 @@ def test_an_env_that_always_fails_to_reset_stops_after_bounded_retries():
         remote.env.close()
     message = str(err.value)
     assert '\n' not in message
-    assert 'for the 3th time in a row' in message and 'collector.max_restarts=2' in message
+    assert '3 times in a row' in message and 'collector.max_restarts=2' in message
     assert 'reset fails on purpose' in message
 
 
@@ -217,3 +217,32 @@ def test_workers_are_gone_after_close():
             ray.get(actor.ping.remote(), timeout=60)
             time.sleep(0.2)
 
+
+
+def test_a_killed_driver_resumes_from_its_last_checkpoint(tmp_path, monkeypatch):
+    from tidal.entry.pipelines import resume
+    from tidal.entry.replay_feed import ReplayFeed
+
+    class Crash(Exception):
+        """Stands for the training process killed between two checkpoints."""
+
+    original, calls = ReplayFeed.step, []
+
+    def step(self, env_budget):
+        calls.append(1)
+        if len(calls) >= 6:
+            raise Crash
+        return original(self, env_budget)
+
+    monkeypatch.setattr(ReplayFeed, 'step', step)
+    run_dir = tmp_path / 'run'
+    with pytest.raises(Crash):
+        serial_pipeline('pendulum_sac', seed=0, max_env_step=400, progress=False,
+                        overrides=[*SMALL, 'policy.random_collect_size=100', 'env.collector_env_num=2',
+                                   'policy.collect.n_sample=50', 'policy.learn.learner.save_ckpt_freq=20',
+                                   'collector.type=ray', 'collector.num_workers=2', f'exp_name={run_dir}'])
+    monkeypatch.undo()
+    resume(run_dir, progress=False)
+    log = (run_dir / 'log.txt').read_text()
+    assert 'the envs of Ray workers are not saved in checkpoints' in log
+    assert log.rstrip().endswith('run ended: budget of 400 env steps reached')

@@ -270,42 +270,44 @@ class RayCollector:
         where = (f'Ray worker {index} (collector envs {first}..{first + self.env.envs_per_worker - 1}) failed '
                  f'at env step {self.env_step}')
         if self._failures[index] > self.max_restarts:
-            raise WorkerError(f'{where} for the {self._failures[index]}th time in a row; stopping '
+            raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
                               f'(collector.max_restarts={self.max_restarts}): {_cause(err)}') from None
         self.notify(f'{where}: {_cause(err)}; restarting it ({self._failures[index]} of '
                     f'{self.max_restarts} in a row)')
         actor = self.env.actors[index]
         if not isinstance(err, ray.exceptions.RayActorError):
             ray.kill(actor, no_restart=False)  # an env that raised may be broken: a fresh process
-        self._wait_ready([index])
-        seed = stream_seed(self.seed, RESTART_STREAM, index, self._restarts)
+        seed = stream_seed(self.seed, RESTART_STREAM, index, self._restarts) - first
         try:
-            ray.get(actor.reset.remote(seed - index * self.env.envs_per_worker))
+            self._when_up(index, lambda: actor.reset.remote(seed))
         except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as reset_err:
             self._recover(index, reset_err)
 
-    def _wait_ready(self, indices: Optional[list[int]] = None) -> None:
-        """Block until the workers are placed and built, or say why they are not."""
+    def _wait_ready(self) -> None:
+        """Block until every worker is placed and built, or say why one is not."""
         import ray
-        indices = list(range(len(self.env.actors))) if indices is None else indices
+        for index, actor in enumerate(self.env.actors):
+            try:
+                self._when_up(index, actor.ping.remote)
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+                raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
+
+    def _when_up(self, index: int, call: Callable[[], Any]) -> Any:
+        """`ray.get(call())`, calling again while Ray is restarting the worker."""
+        import ray
         deadline = time.monotonic() + READY_TIMEOUT_S
-        for index in indices:
-            while True:
-                try:
-                    ray.get(self.env.actors[index].ping.remote(), timeout=max(1.0, deadline - time.monotonic()))
-                    break
-                except ray.exceptions.GetTimeoutError:
-                    cpus = ray.cluster_resources().get('CPU', 0)
-                    raise WorkerError(f'Ray could not start worker {index} in {READY_TIMEOUT_S:.0f} s '
-                                      f'(collector.num_workers={len(self.env.actors)}, 1 CPU each; the cluster '
-                                      f'has {cpus:g} CPUs)') from None
-                except ray.exceptions.RayActorError as err:
-                    if 'RESTARTING' in str(err) or 'restart' in str(err).lower():
-                        time.sleep(0.2)
-                        continue
-                    raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
-                except ray.exceptions.RayTaskError as err:
-                    raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
+        while True:
+            try:
+                return ray.get(call(), timeout=max(1.0, deadline - time.monotonic()))
+            except ray.exceptions.ActorUnavailableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+            except ray.exceptions.GetTimeoutError:
+                cpus = ray.cluster_resources().get('CPU', 0)
+                raise WorkerError(f'Ray could not start worker {index} in {READY_TIMEOUT_S:.0f} s '
+                                  f'(collector.num_workers={len(self.env.actors)}, 1 CPU each; the cluster has '
+                                  f'{cpus:g} CPUs)') from None
 
     # ----- resume ------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
