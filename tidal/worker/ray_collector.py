@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from tidal.config.tree import to_plain
 from tidal.errors import TidalError
 from tidal.policies.base import Policy
 from tidal.rl_utils.normalizer import moments_added
@@ -109,7 +110,7 @@ class RayCollector:
         connect_ray(cfg.ray, num_workers)
         # Ray restarts a dead worker as often as it takes; the run bounds failures in a row itself
         actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
-        plain_cfg = _plain(cfg)
+        plain_cfg = to_plain(cfg)
         path = [os.getcwd(), *sys.path]
         actors = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
                   for index in range(num_workers)]
@@ -340,14 +341,6 @@ def _to_cpu(tree: Any) -> Any:
     if isinstance(tree, dict):
         return {key: _to_cpu(value) for key, value in tree.items()}
     return tree.detach().cpu() if isinstance(tree, torch.Tensor) else tree
-
-
-def _plain(tree: Any) -> Any:
-    if isinstance(tree, dict):
-        return {key: _plain(value) for key, value in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        return [_plain(value) for value in tree]
-    return tree
 
 
 def _cause(err: BaseException) -> str:

@@ -12,12 +12,11 @@ from typing import Any, Optional
 import torch
 from easydict import EasyDict
 
+from tidal.config.compiler import BUILTIN_MODULES
 from tidal.envs.env_manager import make_env_manager
 from tidal.registry import ENV_REGISTRY, import_names
 from tidal.worker.collector import SampleCollector, steps_per_env
 from tidal.worker.tensor import to_numpy, tree_map
-
-BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies')
 
 
 class RolloutWorker:
