@@ -134,8 +134,9 @@ def measure_overhead(run_dir: Path, repeats: int) -> None:
     sys.path.insert(0, str(BENCH_DIR.parent))
     import ray
     import torch
-    from tidal.entry.rollout_feed import RolloutFeed, rollout_rows
-    from tidal.entry.setup import build_env_manager, build_policy, load_config
+    from tidal.worker.feeds.rollout import RolloutFeed, rollout_rows
+    from tidal.entry.setup import load_config
+    from tidal.worker.builders import build_env_manager, build_policy
     from tidal.worker.collector import SampleCollector
     from tidal.worker.learner import Learner
     from tidal.worker.ray_collector import RayCollector

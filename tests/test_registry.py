@@ -1,6 +1,6 @@
 import pytest
 
-from tidal.errors import TidalError, UnknownNameError
+from tidal.base.errors import TidalError, UnknownNameError
 from tidal.registry import POLICY_REGISTRY, Registry, import_names
 
 

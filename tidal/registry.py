@@ -5,7 +5,7 @@ import difflib
 import importlib
 from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
-from tidal.errors import TidalError, UnknownNameError
+from tidal.base.errors import TidalError, UnknownNameError
 
 T = TypeVar('T')
 
@@ -68,6 +68,12 @@ POLICY_REGISTRY = Registry('policy')
 MODEL_REGISTRY = Registry('model')
 ENV_REGISTRY = Registry('env')
 ENV_MANAGER_REGISTRY = Registry('env manager')
+FEED_REGISTRY = Registry('feed')
+
+
+def feed_class(policy_cls: Any) -> Any:
+    """The registered data feed class that trains `policy_cls` (its `pipeline`)."""
+    return FEED_REGISTRY.get(policy_cls.pipeline)
 
 
 def policy_class(policy_type: str, policy_cfg: Optional[Mapping[str, Any]] = None) -> Any:

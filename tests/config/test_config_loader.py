@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tidal.config import loader, read_config, resolve_config_source, zoo_names
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 MAIN = {'exp_name': 'demo', 'policy': {'learn': {'learning_rate': 0.001}}}
 CREATE = {'env': {'type': 'test_cfg_env'}, 'policy': {'type': 'test_cfg_policy'}}

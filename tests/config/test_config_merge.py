@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tidal.config import compile_config
-from tidal.errors import ConfigError, UnknownNameError
+from tidal.base.errors import ConfigError, UnknownNameError
 from tidal.registry import POLICY_REGISTRY
 
 

@@ -10,8 +10,8 @@ from tidal.config import limits
 from tidal.config.declared import class_rules
 from tidal.config.defaults import RunConfig
 from tidal.config.rules import RuleSyntaxError, parse_rule, rule_of_comment
-from tidal.defaults import FreeDict, class_defaults
-from tidal.errors import ConfigError, EnvError
+from tidal.base.defaults import FreeDict, class_defaults
+from tidal.base.errors import ConfigError, EnvError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from tidal.config import compile_config, read_config
 from tidal.config.ding_tables import KEY_RULES, markdown_tables
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 DING_CONFIGS = Path(__file__).parent / 'ding_configs'
 README = Path(__file__).parents[2] / 'README.md'
@@ -191,7 +191,7 @@ def test_no_tidal_class_declares_a_key_the_table_rewrites():
     import tidal.envs  # noqa: F401  (registers the env and the policies' models)
     import tidal.policies  # noqa: F401
     from tidal.config.declared import MISSING, value_at
-    from tidal.defaults import class_defaults
+    from tidal.base.defaults import class_defaults
     from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
     shared = set()
     for name in POLICY_REGISTRY.names():

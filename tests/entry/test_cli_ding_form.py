@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from tidal import serial_pipeline
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 PPO_CONFIG = '''
 main_config = dict(

@@ -27,7 +27,7 @@ def one_error_line(capsys) -> str:
 def started(monkeypatch):
     """The configs `tidal train` would start runs with; no run starts."""
     configs = []
-    monkeypatch.setattr(pipelines, 'start_run', lambda run_cls, cfg, *args: configs.append(cfg))
+    monkeypatch.setattr(pipelines, 'start_run', lambda cfg, *args: configs.append(cfg))
     return configs
 
 

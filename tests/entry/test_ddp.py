@@ -11,7 +11,7 @@ import torch
 import torch.multiprocessing as mp
 
 from tidal.config import compile_config, resolve_config_source
-from tidal.entry.setup import build_policy
+from tidal.worker.builders import build_policy
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.distributed import average_gradients_on_step, broadcast_state, find_optimizers, init_distributed
 

@@ -11,8 +11,8 @@ import torch
 from tidal import serial_pipeline, serial_pipeline_muzero
 from tidal.entry.pipelines import resume, train
 from tidal.entry.run import RunInterrupted
-from tidal.entry.unroll_feed import UnrollFeed
-from tidal.errors import ConfigError
+from tidal.worker.feeds.unroll import UnrollFeed
+from tidal.base.errors import ConfigError
 from tidal.worker.checkpoint import load_checkpoint
 
 ENVS, N_SAMPLE, UPDATES = 2, 16, 2

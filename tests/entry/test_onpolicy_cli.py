@@ -12,9 +12,9 @@ import torch
 from tidal import serial_pipeline_onpolicy
 from tidal.config import resolve_config_source
 from tidal.entry.pipelines import resume
-from tidal.entry.ppg_feed import AuxPhaseFeed
+from tidal.worker.feeds.ppg import AuxPhaseFeed
 from tidal.entry.run import RunInterrupted
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.worker.checkpoint import load_checkpoint
 
 ENVS, N_SAMPLE, BATCH, EPOCHS = 2, 64, 32, 2

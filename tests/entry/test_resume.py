@@ -13,9 +13,9 @@ from gymnasium.envs.classic_control.pendulum import PendulumEnv
 
 from tidal import serial_pipeline
 from tidal.entry.pipelines import resume
-from tidal.entry.replay_feed import ReplayFeed
+from tidal.worker.feeds.replay import ReplayFeed
 from tidal.entry.run import RunInterrupted
-from tidal.errors import CheckpointError, TidalError
+from tidal.base.errors import CheckpointError, TidalError
 from tidal.rl_utils import StepType
 from tidal.worker.checkpoint import load_checkpoint
 

@@ -8,7 +8,7 @@ import torch
 
 from tidal import serial_pipeline
 from tidal.entry.run import RunFolderError
-from tidal.errors import CheckpointError, TidalError
+from tidal.base.errors import CheckpointError, TidalError
 from tidal.worker.logger import RunLogger
 
 SHORT = ['policy.random_collect_size=20', 'policy.learn.batch_size=8', 'env.n_evaluator_episode=1',

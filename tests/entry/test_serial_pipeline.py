@@ -8,7 +8,7 @@ import torch
 from tidal import serial_pipeline
 from tidal.entry.pipelines import resume
 from tidal.config import resolve_config_source
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.rl_utils import StepType
 from tidal.worker.checkpoint import load_checkpoint
 

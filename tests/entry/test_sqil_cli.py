@@ -59,7 +59,7 @@ def test_sqil_without_demonstrations_says_how_to_get_them(tmp_path, monkeypatch,
 def test_sqil_batches_are_half_agent_half_expert(expert_run):
     from tidal.entry.setup import load_config
     from tidal.entry.run import Run
-    from tidal.entry.sqil_pipeline import SQILFeed
+    from tidal.worker.feeds.sqil import SQILFeed
 
     assert main(['collect-demos', 'expert/config.yaml', '--ckpt', 'expert/ckpt/latest.pt', '--episodes', '1',
                  '-o', 'demos.npz']) == 0

@@ -8,7 +8,7 @@ from gymnasium import spaces
 
 from tidal import serial_pipeline
 from tidal.envs import GymEnv, make_env_manager
-from tidal.errors import EnvError
+from tidal.base.errors import EnvError
 
 FAULTY_ID = 'tidal_test/Faulty-v0'
 

@@ -3,7 +3,7 @@ import pytest
 
 from tidal import ENV_MANAGER_REGISTRY
 from tidal.envs import GymEnv, make_env_manager
-from tidal.errors import UnknownNameError
+from tidal.base.errors import UnknownNameError
 
 MANAGERS = ['base', 'subprocess']
 

@@ -6,7 +6,7 @@ import pytest
 
 from tidal import ENV_REGISTRY
 from tidal.envs import GymEnv
-from tidal.errors import EnvError
+from tidal.base.errors import EnvError
 
 
 def test_gym_is_the_registered_env_type():

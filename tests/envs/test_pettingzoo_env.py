@@ -94,6 +94,6 @@ def test_an_agent_that_finishes_early_gets_no_reward_and_only_the_no_op():
 
 
 def test_unknown_module_is_one_clear_error():
-    from tidal.errors import EnvError
+    from tidal.base.errors import EnvError
     with pytest.raises(EnvError, match="PettingZoo env 'mpe2.no_such_env' .* cannot be imported"):
         PettingZooEnv(EasyDict(env_id='mpe2.no_such_env')).infer_shapes()

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.models import ContinuousQAC, DiscreteQAC, EnsembleLinear, TargetNetwork, Temperature
 from tidal.registry import MODEL_REGISTRY
 

@@ -1,9 +1,10 @@
 import pytest
 import torch
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.config.defaults import merge_defaults
-from tidal.policies.base import Policy, resolve_device
+from tidal.base.device import resolve_device
+from tidal.policies.base import Policy
 from tidal.policies.sac import SACPolicy
 
 

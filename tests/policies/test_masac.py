@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.models.maqac import ContinuousMAQAC, DiscreteMAQAC
 from tidal.policies import DiscreteSACPolicy, SACPolicy, SQILSACPolicy
 from tidal.registry import POLICY_REGISTRY, policy_class

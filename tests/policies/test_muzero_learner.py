@@ -5,7 +5,7 @@ import pytest
 import torch
 from easydict import EasyDict
 
-from tidal.defaults import class_defaults
+from tidal.base.defaults import class_defaults
 from tidal.models.muzero import MuZeroModel
 from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config, unroll
 from tidal.worker.trajectory_buffer import TrajectoryBuffer

@@ -15,20 +15,20 @@ import torch
 
 from tidal.config import comments_for, compile_config
 from tidal.config.declared import class_rules
-from tidal.defaults import FreeDict, class_defaults
-from tidal.entry.pipelines import pipeline_name, resume, train
-from tidal.entry.replay_feed import ReplayFeed
-from tidal.entry.rollout_feed import RolloutFeed
+from tidal.base.defaults import FreeDict, class_defaults
+from tidal.entry.pipelines import resume, run_feed, train
+from tidal.worker.feeds.replay import ReplayFeed
+from tidal.worker.feeds.rollout import RolloutFeed
 from tidal.entry.run import RunInterrupted
-from tidal.errors import ConfigError, TidalError
+from tidal.base.errors import ConfigError, TidalError
 from tidal.models.muzero import MuZeroLossError, MuZeroModel, MuZeroTargets
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.base.modes import EnvLayout, Timestep
 from tidal.policies.muzero_repr import RL_TYPES, MuZeroReprPolicy
 from tidal.registry import POLICY_REGISTRY, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.rl_utils import gather_action
-from tidal.worker.tensor import concat, tree_map
+from tidal.base.nest import concat, tree_map
 
 ENVS, STEPS, OBS, ACTIONS, LATENT = 2, 6, 4, 3, 8
 
@@ -105,14 +105,14 @@ def sac_batch(size=8, seed=0, continuous=False):
 
 # ----- the class picked from the config ----------------------------------------------------------
 def test_rl_type_picks_the_wrapped_policys_defaults_rules_and_pipeline():
-    cases = {'ppo': ('on_policy', 'clip_ratio', None), 'discrete_sac': ('off_policy', 'learning_rate_q', 'discrete')}
+    cases = {'ppo': ('rollout', 'clip_ratio', None), 'discrete_sac': ('replay', 'learning_rate_q', 'discrete')}
     for rl_type, (pipeline, learn_key, action_space) in cases.items():
         main = {'env': {'env_id': 'CartPole-v1'}, 'policy': {'rl_type': rl_type}}
         create = {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}
         cfg = compile_config(main, create, infer_shapes=False)
         assert cfg.policy.type == 'muzero_repr' and learn_key in cfg.policy.learn
         assert cfg.policy.repr.training.interval == 1 and cfg.policy.repr.train_policy is False
-        assert pipeline_name(cfg) == pipeline
+        assert run_feed(cfg).name == pipeline
         cls = policy_class('muzero_repr', cfg.policy)
         assert cls is policy_class('muzero_repr', {'rl_type': rl_type})  # one class per wrapped policy
         assert issubclass(cls, MuZeroReprPolicy) and issubclass(cls, POLICY_REGISTRY.get(rl_type))

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from tidal.config import resolve_config_source
-from tidal.entry.ppg_feed import AuxPhaseFeed
-from tidal.entry.setup import build_env_manager, build_policy, load_config, set_seed
-from tidal.errors import ConfigError
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.worker.feeds.ppg import AuxPhaseFeed
+from tidal.entry.setup import load_config
+from tidal.worker.builders import build_env_manager, build_policy, set_seed
+from tidal.base.errors import ConfigError
+from tidal.base.modes import EnvLayout, Timestep
 from tidal.policies.ppg import PPGPolicy
 from tidal.worker.collector import SampleCollector
 from tidal.worker.learner import Learner

@@ -8,12 +8,12 @@ from gymnasium import spaces
 
 from tidal.envs import GymEnv
 from tidal.envs.env_manager import make_env_manager
-from tidal.errors import ConfigError
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.base.errors import ConfigError
+from tidal.base.modes import EnvLayout, Timestep
 from tidal.policies.ppo import PPOPolicy
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state, save_checkpoint
 from tidal.worker.collector import SampleCollector
-from tidal.worker.tensor import concat
+from tidal.base.nest import concat
 
 GAMMA, LAM = 0.9, 0.8
 OPAQUE_COUNTER_ID = 'tidal_test/OpaqueCounter-v0'

@@ -5,7 +5,7 @@ import torch
 
 import tidal.policies.sac_v as sac_v_module
 from tidal.config import compile_config, resolve_config_source
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.models import ContinuousQVAC
 from tidal.policies import SACVPolicy
 from tidal.registry import POLICY_REGISTRY

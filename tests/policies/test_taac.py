@@ -8,7 +8,7 @@ import torch
 from torch.testing import assert_close
 
 import tidal.policies.taac as taac_module
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.policies import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import StepType

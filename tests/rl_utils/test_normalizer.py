@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd, merge_updates
 
 

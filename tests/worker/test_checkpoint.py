@@ -11,7 +11,7 @@ import torch
 from easydict import EasyDict
 from torch import nn
 
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 from tidal.policies import SACPolicy
 from tidal.worker import checkpoint as checkpoint_module
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state, save_checkpoint

@@ -6,7 +6,7 @@ from easydict import EasyDict
 
 from tidal.envs import make_env_manager
 from tidal.policies.base import Policy
-from tidal.policies.modes import EnvLayout
+from tidal.base.modes import EnvLayout
 from tidal.worker.collector import EpisodeCollector, SampleCollector
 
 

@@ -4,7 +4,7 @@ import torch
 
 from tidal.envs import GymEnv
 from tidal.envs.env_manager import make_env_manager
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 from tidal.policies import TAACPolicy
 from tidal.worker.collector import EpisodeCollector
 from tidal.worker.demos import check_demos, deterministic_mode, load_demos, save_demos

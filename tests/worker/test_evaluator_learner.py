@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tidal.envs import make_env_manager
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
 from tidal.worker.evaluator import Evaluator
 from tidal.worker.learner import Learner, scalars

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tidal.errors import CheckpointError, ConfigError
+from tidal.base.errors import CheckpointError, ConfigError
 from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
 from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
 from tidal.worker.sum_tree import MinTree, SumTree

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tidal.errors import CheckpointError, ConfigError
+from tidal.base.errors import CheckpointError, ConfigError
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.worker.replay_buffer import ReplayBufferError
 from tidal.worker.trajectory_buffer import TrajectoryBuffer

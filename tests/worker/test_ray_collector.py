@@ -15,8 +15,9 @@ ray = pytest.importorskip('ray')
 from ray_test_envs import FAULTY_ID  # noqa: E402  (tests/worker is on sys.path, and on the workers')
 
 from tidal import serial_pipeline, serial_pipeline_onpolicy  # noqa: E402
-from tidal.entry.setup import build_env_manager, build_policy, load_config  # noqa: E402
-from tidal.errors import ConfigError  # noqa: E402
+from tidal.entry.setup import load_config  # noqa: E402
+from tidal.worker.builders import build_env_manager, build_policy  # noqa: E402
+from tidal.base.errors import ConfigError  # noqa: E402
 from tidal.worker.collector import SampleCollector  # noqa: E402
 from tidal.worker.ray_collector import RayCollector, WorkerError  # noqa: E402
 from tidal.worker.rng import stream_seed  # noqa: E402
@@ -197,7 +198,7 @@ def test_ray_collector_config_errors(overrides, message):
 
 
 def test_async_refuses_on_policy_learning():
-    with pytest.raises(ConfigError, match="runs the 'on_policy' one"):
+    with pytest.raises(ConfigError, match="runs the 'rollout' one"):
         load_config('cartpole_ppo', 0, ['collector.type=ray', 'collector.mode=async'])
 
 
@@ -221,7 +222,7 @@ def test_workers_are_gone_after_close():
 
 def test_a_killed_driver_resumes_from_its_last_checkpoint(tmp_path, monkeypatch):
     from tidal.entry.pipelines import resume
-    from tidal.entry.replay_feed import ReplayFeed
+    from tidal.worker.feeds.replay import ReplayFeed
 
     class Crash(Exception):
         """Stands for the training process killed between two checkpoints."""

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from tidal.errors import CheckpointError, ConfigError, TidalError
+from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
 
 

@@ -3,7 +3,7 @@ import io
 import pytest
 import torch
 
-from tidal.errors import CheckpointError, ConfigError
+from tidal.base.errors import CheckpointError, ConfigError
 from tidal.worker.trajectory_buffer import ReplayBufferError, TrajectoryBuffer
 
 

@@ -8,7 +8,7 @@ from tidal.config.compiler import compile_config, default_exp_name
 from tidal.config.formatter import format_config
 from tidal.config.loader import read_config, resolve_config_source, zoo_names
 from tidal.config.saver import save_config, split_config
-from tidal.defaults import FreeDict
+from tidal.base.defaults import FreeDict
 
 __all__ = ['FreeDict', 'comments_for', 'compile_config', 'config_comments', 'default_exp_name',
            'format_config', 'read_config', 'resolve_config_source', 'save_config', 'split_config',

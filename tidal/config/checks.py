@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from tidal.config.schema import FreeDict
 from tidal.config.tree import join_path
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 _LISTED_KEYS = 12
 

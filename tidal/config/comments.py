@@ -15,7 +15,7 @@ from typing import Iterator, Mapping, Optional
 from tidal.config.defaults import RunConfig
 from tidal.config.model_args import model_args
 from tidal.config.tree import join_path
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, policy_class
 
 _SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))

@@ -21,11 +21,11 @@ from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_v
                                      check_required_model_keys, model_args)
 from tidal.config.overrides import apply_override, parse_overrides
 from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
-from tidal.errors import ConfigError, TidalError
-from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, import_names, policy_class
+from tidal.base.errors import ConfigError, TidalError
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, feed_class, import_names, policy_class
 
 #: Packages whose import registers the built-in policies, models, envs and env managers.
-BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies')
+BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies', 'tidal.worker.feeds')
 
 _CREATE_SCHEMA = {
     'env': {'type': '', 'import_names': []},
@@ -96,12 +96,13 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     check_model_values(args, model_cfg, skip=frozenset(declared_model_keys | unset_shapes))
     check_consistency(cfg)
     check_collector(cfg, policy_cls)
+    feed_class(policy_cls).check_config(cfg)  # keys the policy's data feed refuses
     env_info: dict = {}
     if infer_shapes:
         env_info = probe_env(cfg, args, policy_cls, env_cls)
     check_required_model_keys(args, model_cfg, skip=() if infer_shapes else SHAPE_KEYS)
     discrete = (env_info.get('action_space') or getattr(policy_cls, 'action_space', None)) == 'discrete'
-    check_memory(cfg, env_name(cfg['env']), discrete)
+    check_memory(cfg, env_name(cfg['env']), discrete, policy_cls)
     return EasyDict(to_plain(cfg))
 
 

@@ -12,8 +12,8 @@ from typing import Any, Iterable, Mapping
 from tidal.config.comments import own_comments
 from tidal.config.rules import Rule, RuleSyntaxError, rule_of_comment
 from tidal.config.tree import join_path
-from tidal.defaults import class_defaults
-from tidal.errors import ConfigError
+from tidal.base.defaults import class_defaults
+from tidal.base.errors import ConfigError
 
 #: What value_at returns for a path that is not in the tree.
 MISSING = object()

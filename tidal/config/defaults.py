@@ -1,7 +1,7 @@
 """The defaults tree a config is checked against: run-level keys and the classes' `config` dicts."""
 from __future__ import annotations
 
-from tidal.defaults import class_defaults, merge_defaults
+from tidal.base.defaults import class_defaults, merge_defaults
 
 __all__ = ['RunConfig', 'class_defaults', 'merge_defaults']
 

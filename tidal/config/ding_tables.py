@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 
 # ----- env types ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import copy
 from typing import Any, Callable, Optional
 
 from tidal.config.ding_tables import ENV_TYPES, KEY_RULES, MUJOCO_ID, OLD_ENV_IDS, SIZES_WHY, KeyRule
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
 DING_PACKAGES = ('ding', 'dizoo')

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 from easydict import EasyDict
 
 from tidal.config.model_args import SHAPE_KEYS, ModelArgs
-from tidal.errors import ConfigError, EnvError, TidalError
+from tidal.base.errors import ConfigError, EnvError, TidalError
 
 
 def probe_env(cfg: dict, args: ModelArgs, policy_cls: type, env_cls: Callable[..., Any]) -> dict:

@@ -12,7 +12,8 @@ import os
 from typing import Any, Callable, Mapping, Optional
 
 from tidal.config.declared import MISSING, value_at
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
+from tidal.registry import feed_class
 
 FLOAT_BYTES = 4
 _BUFFER = 'policy.other.replay_buffer.replay_buffer_size'
@@ -45,7 +46,7 @@ def check_collector(cfg: Mapping, policy_cls: type) -> None:
         raise ConfigError(f'collector.num_workers={workers} does not divide env.collector_env_num={envs}; '
                           f'set collector.envs_per_worker')
     if collector['mode'] == 'async':
-        if getattr(policy_cls, 'pipeline', 'off_policy') != 'off_policy':
+        if not feed_class(policy_cls).spec(cfg).async_collection:
             raise ConfigError(f"collector.mode='async' runs with the off-policy pipeline only; policy "
                               f"'{policy['type']}' runs the '{policy_cls.pipeline}' one: use collector.mode='sync'")
         if policy['collect'].get('unroll_len', 1) > 1:
@@ -59,7 +60,7 @@ def transition_bytes(obs_shape: Any, action_shape: Any, discrete: bool) -> int:
     return FLOAT_BYTES * (2 * _numel(obs_shape) + action_size + 1 + 1)
 
 
-def check_memory(cfg: Mapping, env_name: str, discrete: bool,
+def check_memory(cfg: Mapping, env_name: str, discrete: bool, policy_cls: Optional[type] = None,
                  available: Optional[Callable[[], Optional[int]]] = None) -> None:
     """Refuse a replay buffer, batch or collector call whose transitions need more memory than is
     available now. Skipped where the shapes are unknown or the available memory cannot be read."""
@@ -72,13 +73,13 @@ def check_memory(cfg: Mapping, env_name: str, discrete: bool,
         return
     each = transition_bytes(obs_shape, action_shape, discrete)
     unroll_len = _get(cfg, 'policy.collect.unroll_len') or 1
+    # besides replay, a batch and a collection: what the policy's feed keeps (PPG's aux.interval rollouts)
+    feed_rows = feed_class(policy_cls).memory_rows(cfg) if policy_cls is not None else {}
     for path, transitions in ((_BUFFER, _get(cfg, _BUFFER)),
                               ('policy.learn.batch_size', _times(_get(cfg, 'policy.learn.batch_size'), unroll_len)),
                               ('policy.collect.n_sample', _get(cfg, 'policy.collect.n_sample')),
                               ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size')),
-                              # PPG's aux buffer holds aux.interval rollouts
-                              ('policy.aux.interval', _times(_get(cfg, 'policy.aux.interval'),
-                                                             _get(cfg, 'policy.collect.n_sample')))):
+                              *feed_rows.items()):
         if transitions is None or transitions * each <= free:
             continue
         value = _get(cfg, path)

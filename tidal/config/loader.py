@@ -17,7 +17,7 @@ import yaml
 
 from tidal.config.tree import as_dicts
 from tidal.config.yaml_io import load_yaml
-from tidal.errors import ConfigError, TidalError
+from tidal.base.errors import ConfigError, TidalError
 
 ZOO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'zoo')
 _ENTRIES = ('main_config', 'create_config')

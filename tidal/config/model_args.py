@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Union
 
 from tidal.config.rules import Rule, parse_rule
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.registry import MODEL_REGISTRY, import_names
 
 RESERVED_KEYS = ('type', 'import_names')  # picked off by the policy, not passed to the model

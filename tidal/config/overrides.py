@@ -6,7 +6,7 @@ from typing import Any, Iterable, Mapping
 
 from tidal.config.checks import is_free, merge_checked
 from tidal.config.yaml_io import parse_scalar
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 Number = Union[int, float]
 

@@ -1,4 +1,4 @@
-"""Markers used inside default config dicts (defined in `tidal.defaults`, kept importable from here)."""
-from tidal.defaults import FreeDict
+"""Markers used inside default config dicts (defined in `tidal.base.defaults`, kept importable from here)."""
+from tidal.base.defaults import FreeDict
 
 __all__ = ['FreeDict']

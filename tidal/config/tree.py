@@ -5,7 +5,7 @@ import copy
 import numbers
 from typing import Any, Mapping, Sequence
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 
 def join_path(prefix: str, key: Any) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import NoReturn, Optional, Sequence
 
 from tidal.config.compiler import MAX_SEED
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,10 +5,9 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from tidal.entry.setup import ConfigInput, build_policy, load_config, set_seed, configure_torch
-from tidal.envs.env_manager import make_env_manager
-from tidal.errors import ConfigError
-from tidal.registry import ENV_REGISTRY
+from tidal.base.errors import ConfigError
+from tidal.entry.setup import ConfigInput, load_config
+from tidal.worker.builders import build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.collector import EpisodeCollector
 from tidal.worker.demos import deterministic_mode, save_demos
@@ -30,8 +29,7 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
     load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
     acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
-    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.collector_env_num, env.env_id, 'collector')
+    manager = build_env_manager(cfg, 'collector')
     try:
         collector = EpisodeCollector(manager, acting, policy.device)
         collector.reset(seed=stream_seed(seed))

@@ -4,10 +4,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, ConfigInput, build_policy, load_config, set_seed,
-                               configure_torch)
-from tidal.envs.env_manager import make_env_manager
-from tidal.registry import ENV_REGISTRY
+from tidal.entry.setup import ConfigInput, load_config
+from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.evaluator import EvalResult, Evaluator
 
@@ -21,8 +19,7 @@ def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episode
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('eval',))
     load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
-    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-    manager = make_env_manager(env.make, cfg.env_manager.type, cfg.env.evaluator_env_num, env.env_id, 'evaluator')
+    manager = build_env_manager(cfg, 'evaluator')
     evaluator = Evaluator(manager, policy.eval_mode, policy.device,
                           n_episode=episodes or cfg.env.n_evaluator_episode, eval_freq=1,
                           seed=seed + EVALUATOR_SEED_OFFSET)

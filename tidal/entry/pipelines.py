@@ -1,50 +1,80 @@
-"""Choosing the data feed a policy needs, for `tidal train` and `tidal resume`."""
+"""Starting and resuming runs with the data feed a policy names, for `tidal train`, `tidal resume` and the
+serial entry points."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional, Union
 
 from easydict import EasyDict
 
+from tidal.base.device import policy_device
+from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
-from tidal.entry.ppg_feed import AuxPhaseFeed
-from tidal.entry.replay_feed import ReplayFeed
-from tidal.entry.rollout_feed import RolloutFeed
-from tidal.entry.run import FeedFactory, Run
-from tidal.entry.setup import ConfigInput, load_config, start_run
-from tidal.entry.sqil_pipeline import SQILFeed
-from tidal.entry.unroll_feed import UnrollFeed
-from tidal.errors import CheckpointError, TidalError
+from tidal.entry.run import Run
+from tidal.entry.setup import ConfigInput, load_config, new_run_folder
 from tidal.policies.base import Policy
-from tidal.registry import policy_class
+from tidal.registry import feed_class, policy_class
 from tidal.worker.checkpoint import load_checkpoint
-
-FEEDS: dict[str, FeedFactory] = {'off_policy': ReplayFeed, 'sqil': SQILFeed, 'on_policy': RolloutFeed,
-                                 'ppg': AuxPhaseFeed, 'unroll': UnrollFeed}
-ON_POLICY = ('on_policy', 'ppg')  # the pipelines that learn from fresh rollouts only
+from tidal.worker.distributed import broadcast_object, init_distributed
 
 
-def pipeline_name(cfg: EasyDict) -> str:
-    return getattr(policy_class(cfg.policy.type, cfg.policy), 'pipeline', 'off_policy')
+def run_feed(cfg: EasyDict) -> Any:
+    """The registered feed class that trains the policy of `cfg`."""
+    return feed_class(policy_class(cfg.policy.type, cfg.policy))
 
 
-def feed_factory(cfg: EasyDict) -> FeedFactory:
-    """The data feed named by the policy's `pipeline` attribute."""
-    name = pipeline_name(cfg)
-    if name not in FEEDS:
-        raise TidalError(f"policy '{cfg.policy.type}' asks for pipeline '{name}', which tidal does not have "
-                         f"(known: {', '.join(FEEDS)})")
-    return FEEDS[name]
+def check_entry_point(cfg: EasyDict, entry_point: str) -> None:
+    """Refuse a policy whose feed another serial entry point trains, naming that one."""
+    spec = run_feed(cfg).spec(cfg)
+    if spec.entry_point != entry_point:
+        raise ConfigError(f"policy '{cfg.policy.type}' {spec.learns}; train it with {spec.entry_point} "
+                          f"(or tidal train, which picks the pipeline itself)")
 
 
 def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
-          max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True) -> Policy:
-    """Train any registered policy with the data feed it needs."""
+          max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
+          entry_point: Optional[str] = None) -> Policy:
+    """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
+    refuses policies that another entry point trains."""
     cfg = load_config(input_cfg, seed, overrides)
-    return start_run(feed_factory(cfg), cfg, max_env_step, max_train_iter, progress)
+    if entry_point is not None:
+        check_entry_point(cfg, entry_point)
+    return start_run(cfg, max_env_step, max_train_iter, progress)
+
+
+def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool) -> Policy:
+    """Make the run folder, save the resolved config in it and train the run shell with the policy's feed.
+
+    If the run cannot be built (a bad config value found by a policy, an env that fails to start),
+    the folder, new or empty before, is removed again rather than left half-written. Under torchrun
+    only rank 0 makes and writes the folder; the other ranks learn its path from rank 0.
+    """
+    context = init_distributed(policy_device(cfg.policy))
+    made: Union[Path, TidalError, None] = None
+    if context.is_main:
+        try:
+            made = new_run_folder(cfg, max_env_step, max_train_iter)
+        except TidalError as err:
+            made = err
+    made = broadcast_object(context, made)  # every rank stops on rank 0's error, or runs in its folder
+    if isinstance(made, TidalError):
+        raise made
+    run_dir = made
+    assert isinstance(run_dir, Path)
+    try:
+        run = Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress)
+    except OSError as err:
+        if context.is_main:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise TidalError(f"cannot write the run folder '{run_dir}': {err.strerror or err}") from err
+    except BaseException:
+        if context.is_main:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    return run.train()
 
 
 def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy]:
@@ -68,7 +98,7 @@ def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy
     if state.get('finished'):
         print(f"tidal: run '{run_dir}' already ended ({state['finished']}); nothing to resume", flush=True)
         return None
-    run = Run(cfg, run_dir, feed_factory(cfg), state['max_env_step'], state['max_train_iter'], progress,
+    run = Run(cfg, run_dir, run_feed(cfg), state['max_env_step'], state['max_train_iter'], progress,
               resume_state=state)
     return run.train()
 
@@ -88,4 +118,4 @@ def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> Policy:
         (run_dir / partial).unlink(missing_ok=True)
     shutil.rmtree(run_dir / 'log', ignore_errors=True)
     shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
-    return Run(cfg, run_dir, feed_factory(cfg), max_env_step, max_train_iter, progress).train()
+    return Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train()

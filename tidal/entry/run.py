@@ -27,17 +27,19 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Optional
 
 from easydict import EasyDict
 from tqdm import tqdm
 
-from tidal.entry.setup import (EVALUATOR_SEED_OFFSET, build_collector, build_env_manager, build_policy, check_budget,
-                               configure_torch, set_seed)
-from tidal.errors import TidalError
-from tidal.policies.base import Policy, resolve_device
+from tidal.base.device import policy_device
+from tidal.base.errors import TidalError
+from tidal.base.feed import FeedClass
+from tidal.entry.setup import check_budget
+from tidal.policies.base import Policy
+from tidal.worker.builders import (EVALUATOR_SEED_OFFSET, build_collector, build_env_manager, build_policy,
+                                   configure_torch, set_seed)
 from tidal.worker.checkpoint import save_checkpoint
-from tidal.worker.collector import SampleCollector
 from tidal.worker.distributed import (DDP_STREAM, agree, average_gradients_on_step, broadcast_state,
                                       find_optimizers, gather_to_main, init_distributed, shutdown_distributed)
 from tidal.worker.evaluator import Evaluator
@@ -49,18 +51,6 @@ from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 
 
 PLOT_SECS = 30.0  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
-
-
-class DataFeed(Protocol):
-    """The data path of an algorithm family: collection, buffers and the updates they feed."""
-
-    def warmed_up(self) -> bool: ...  # evaluation and the first checkpoint wait for the warm-up
-    def step(self, env_budget: Optional[int]) -> None: ...  # collect (at most env_budget steps of warm-up), learn
-    def state_dict(self) -> dict[str, Any]: ...
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
-
-
-FeedFactory = Callable[[EasyDict, Policy, SampleCollector, Learner], DataFeed]
 
 
 class RunInterrupted(TidalError):
@@ -78,14 +68,14 @@ class RunFolderError(TidalError):
 class Run:
     """One training run: its parts, counters and run folder. `train()` runs it to the end."""
 
-    def __init__(self, cfg: EasyDict, run_dir: Path, feed_factory: FeedFactory,
+    def __init__(self, cfg: EasyDict, run_dir: Path, feed_cls: FeedClass,
                  max_env_step: Optional[int] = None, max_train_iter: Optional[int] = None,
                  progress: bool = True, resume_state: Optional[dict[str, Any]] = None) -> None:
         check_budget(cfg, max_env_step, max_train_iter)
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
         configure_torch(cfg)
-        self.dist = init_distributed(resolve_device(cfg.policy.device, cfg.policy.get('cuda', False)))
+        self.dist = init_distributed(policy_device(cfg.policy))
         rank_cfg = cfg if self.dist.is_main else EasyDict({**cfg, 'seed': stream_seed(cfg.seed, DDP_STREAM,
                                                                                        self.dist.rank)})
         self.seed = rank_cfg.seed  # this rank's: its global generators, collector envs and buffers
@@ -97,14 +87,13 @@ class Run:
                                    eval_freq=cfg.policy.eval.evaluator.eval_freq,
                                    stop_value=cfg.env.stop_value, seed=cfg.seed + EVALUATOR_SEED_OFFSET)
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
-        self.feed = feed_factory(rank_cfg, self.policy, self.collector, self.learner)
+        self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.learner)
         if self.dist.is_main:
             self.logger: RunLogger | NullLogger = RunLogger(self.run_dir,
                                                             resume_from=resume_state['log'] if resume_state else None)
         else:
             self.logger = NullLogger()
-        if hasattr(self.collector, 'notify'):  # a Ray collector reports restarted workers in the run's log
-            self.collector.notify = self._notify
+        self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.elapsed = 0.0  # training seconds before this process (a resumed run keeps counting)
@@ -320,8 +309,7 @@ class Run:
     def _log_train(self, learner: Learner, info: dict[str, Any]) -> None:
         self._check_finite()
         values = scalars(info, self.policy.learn_mode.monitor_vars())
-        if hasattr(self.collector, 'monitor'):
-            values.update(self.collector.monitor())
+        values.update(self.collector.monitor())
         collected = self.collector.episodes.pop()
         if collected.returns:
             values['collect_return'] = sum(collected.returns) / len(collected.returns)
@@ -366,7 +354,7 @@ class Run:
     def _close(self, outcome: str) -> None:
         """Write the summary, release the envs and say in one line how the run ended (rank 0)."""
         if not self.dist.is_main:
-            self.collector.env.close()
+            self.collector.close()
             self.evaluator.env.close()
             return
         final_plot = self._plot if (self.run_dir / 'evals.csv').is_file() else (lambda: None)
@@ -376,7 +364,7 @@ class Run:
                 finish()
             except (OSError, ValueError):  # a full or read-only folder: the run's error already says so
                 pass
-        self.collector.env.close()
+        self.collector.close()
         self.evaluator.env.close()
         last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
         best = 'none' if self.best_return == -float('inf') else f'{self.best_return:.2f}'

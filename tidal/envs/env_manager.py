@@ -22,7 +22,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, Vecto
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
-from tidal.errors import ConfigError, EnvError
+from tidal.base.errors import ConfigError, EnvError
 from tidal.registry import ENV_MANAGER_REGISTRY
 
 EnvFn = Callable[[], gymnasium.Env]

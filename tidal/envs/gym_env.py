@@ -13,9 +13,9 @@ from easydict import EasyDict
 from gymnasium import spaces as gym_spaces
 from gymnasium.wrappers import DtypeObservation, RescaleAction
 
-from tidal.defaults import FreeDict, class_defaults, merge_defaults
+from tidal.base.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
-from tidal.errors import EnvError
+from tidal.base.errors import EnvError
 from tidal.registry import ENV_REGISTRY
 
 

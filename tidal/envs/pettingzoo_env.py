@@ -19,9 +19,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces as gym_spaces
 
-from tidal.defaults import FreeDict
+from tidal.base.defaults import FreeDict
 from tidal.envs.gym_env import GymEnv
-from tidal.errors import EnvError
+from tidal.base.errors import EnvError
 from tidal.registry import ENV_REGISTRY
 
 

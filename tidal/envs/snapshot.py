@@ -14,7 +14,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 
 # Instance attributes that are not episode state, skipped on every layer.
 _NOT_STATE = frozenset({

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 from tidal.mcts import kernels
 from tidal.mcts.tree import Tree
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 from tidal.models.encoders import MLPEncoder, conv_layers, flat_dim_of, image_batch
 from tidal.models.mlp import mlp
 from tidal.registry import MODEL_REGISTRY

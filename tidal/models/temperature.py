@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn as nn
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 
 
 class Temperature(nn.Module):

@@ -12,26 +12,14 @@ import torch
 import torch.nn as nn
 from easydict import EasyDict
 
-from tidal.defaults import FreeDict, class_defaults
-from tidal.errors import ConfigError
-from tidal.policies.modes import CollectView, EnvLayout, EvalView, LearnView, Timestep
+from tidal.base.defaults import FreeDict, class_defaults
+from tidal.base.errors import ConfigError
+from tidal.base.device import policy_device
+from tidal.base.modes import CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.registry import MODEL_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
-
-
-def resolve_device(device: str, cuda: bool = False) -> torch.device:
-    """Turn `policy.device` ('cpu' | 'cuda' | 'auto') and the legacy `policy.cuda` flag into a device."""
-    if cuda and device == 'cpu':
-        device = 'cuda'
-    if device == 'auto':
-        device = 'cuda' if torch.cuda.is_available() else 'cpu'
-    if device not in ('cpu', 'cuda') and not device.startswith('cuda:'):
-        raise ConfigError(f"policy.device must be 'cpu', 'cuda' or 'auto', got '{device}'")
-    if device.startswith('cuda') and not torch.cuda.is_available():
-        raise ConfigError(f"policy.device is '{device}' but torch sees no CUDA device; use 'cpu' or 'auto'")
-    return torch.device(device)
 
 
 class Policy:
@@ -103,9 +91,9 @@ class Policy:
 
     #: 'continuous' or 'discrete': the action space the policy's networks expect (None: any).
     action_space: Optional[str] = None
-    #: The data feed `tidal train` runs for this policy: 'off_policy', 'sqil' (needs demonstrations),
-    #: 'on_policy' (PPO) or 'ppg' (PPO with auxiliary phases).
-    pipeline: str = 'off_policy'
+    #: The registered data feed (`FEED_REGISTRY`) that trains this policy: 'replay' (off-policy), 'sqil' (needs
+    #: demonstrations), 'rollout' (on-policy, PPO), 'ppg' (rollouts with auxiliary phases) or 'unroll' (MuZero).
+    pipeline: str = 'replay'
     #: Whether a copy of the collect mode in another process (a Ray worker) acts as this one would: false
     #: for a policy whose collect mode keeps learning state (its own replay, say).
     remote_collect: bool = True
@@ -134,7 +122,7 @@ class Policy:
         for field in self._enable_field:
             if field not in MODES:
                 raise ConfigError(f"unknown policy mode '{field}' in enable_field; choose from {MODES}")
-        self._device = resolve_device(self._cfg.get('device', 'cpu'), self._cfg.get('cuda', False))
+        self._device = policy_device(self._cfg)
         self._model = (model if model is not None else self._build_model()).to(self._device)
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
@@ -191,7 +179,7 @@ class Policy:
         return LearnView(
             forward=self._forward_learn, state_dict=self._state_dict_learn,
             load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
-            reset=self._reset_learn, cfg=self._cfg)
+            reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg)
 
     @property
     def collect_mode(self) -> CollectView:
@@ -200,12 +188,22 @@ class Policy:
             forward=self._forward_collect, random_action=self._random_action,
             process_transition=self._process_transition, get_train_sample=self._get_train_sample,
             reset=self._reset_collect, state_dict=self._state_dict_collect,
-            load_state_dict=self._load_state_dict_collect, cfg=self._cfg)
+            load_state_dict=self._load_state_dict_collect, weights=self.weights, load_weights=self.load_weights,
+            running_statistics=self.running_statistics, cfg=self._cfg)
 
     @property
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
         return EvalView(forward=self._forward_eval, reset=self._reset_eval, cfg=self._cfg)
+
+    def extra_views(self) -> dict[str, Any]:
+        """Views besides the three modes that this policy's data feed needs, by name (PPG: 'aux')."""
+        return {}
+
+    def views(self) -> PolicyViews:
+        """What a data feed sees of this policy: device, learn and collect modes, extra views."""
+        return PolicyViews(device=self._device, learn=self.learn_mode, collect=self.collect_mode,
+                           extra=self.extra_views(), policy_type=str(self._cfg.get('type', type(self).__name__)))
 
     def _check_enabled(self, field: str) -> None:
         if field not in self._enable_field:
@@ -231,6 +229,11 @@ class Policy:
 
     def _reset_learn(self) -> None:
         pass
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        """Every optimizer an update steps, for gradient averaging over learner processes (DDP)."""
+        raise NotImplementedError(f'{type(self).__name__} must list its optimizers (_optimizers_learn) to train '
+                                  f'with several learner processes')
 
     # ----- collect mode ----------------------------------------------------------------------
     def _init_collect(self) -> None:

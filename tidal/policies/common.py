@@ -44,13 +44,6 @@ def split_action_mask(obs: Any) -> tuple[Any, Optional[torch.Tensor]]:
     return {key: value for key, value in obs.items() if key != 'action_mask'}, obs.get('action_mask')
 
 
-def batch_size(obs: Any) -> int:
-    """The leading (env or sample) dimension of a plain or nested dict observation batch."""
-    while isinstance(obs, dict):
-        obs = next(iter(obs.values()))
-    return obs.shape[0]
-
-
 def sample_categorical(prob: torch.Tensor) -> torch.Tensor:
     """One action index per row of probabilities [..., A] -> [...] (e.g. [B] or [B, agents])."""
     return torch.multinomial(prob.reshape(-1, prob.shape[-1]), 1).reshape(prob.shape[:-1])

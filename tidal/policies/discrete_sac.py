@@ -13,8 +13,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from tidal.policies.common import (batch_size, bootstrap_mask, optimizer_step, sample_categorical, sample_weight,
-                                  split_action_mask)
+from tidal.base.nest import leading_dim
+from tidal.policies.common import bootstrap_mask, optimizer_step, sample_categorical, sample_weight, split_action_mask
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
@@ -107,7 +107,7 @@ class DiscreteSACPolicy(SACPolicy):
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
         _, mask = split_action_mask(obs)
         if mask is None:
-            mask = torch.ones(batch_size(obs), *self._agent_axes(), self._model.action_dim, device=self._device)
+            mask = torch.ones(leading_dim(obs), *self._agent_axes(), self._model.action_dim, device=self._device)
         return {'action': sample_categorical(mask.float())}
 
     @torch.no_grad()

@@ -5,7 +5,7 @@ algorithms; each policy class lists this class before `Policy` and `class_defaul
 """
 from __future__ import annotations
 
-from tidal.defaults import FreeDict
+from tidal.base.defaults import FreeDict
 
 
 class MaxEntropyActorCritic:

@@ -15,16 +15,15 @@ from typing import Any, Iterable, Optional
 import torch
 import torch.nn as nn
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.mcts import search, visit_policy
 from tidal.models.muzero import MuZeroModel
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import split_action_mask
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.base.modes import EnvLayout, Timestep, TrajectoryStore, UnrollView
 from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
 from tidal.registry import POLICY_REGISTRY
-from tidal.worker.tensor import tree_map
-from tidal.worker.trajectory_buffer import TrajectoryBuffer
+from tidal.base.nest import tree_map
 
 
 @POLICY_REGISTRY.register('muzero')
@@ -89,10 +88,13 @@ class MuZeroPolicy(RepresentationOptions, Policy):
         seed = int(torch.randint(2**62, ()))
         self._learner = RepresentationLearner(self._model, self._cfg.repr, self._search_cfg, self._device, seed)
 
-    def make_unroll_batch(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, positions: torch.Tensor
+    def make_unroll_batch(self, buffer: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor
                           ) -> dict[str, Any]:
         """The batch of one update from replay (the unroll pipeline calls this where the replay lives)."""
         return self._learner.make_batch(buffer, env_ids, positions)
+
+    def extra_views(self) -> dict[str, Any]:
+        return {'unroll': UnrollView(make_batch=self.make_unroll_batch)}
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return self._learner.train(batch, weight=batch.get('weight') if self._cfg.priority_IS_weight else None)

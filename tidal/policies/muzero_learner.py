@@ -7,7 +7,7 @@ bootstrapped from stored values; reanalyze (MuZero Unplugged, arXiv 2104.06294) 
 them, and the policy targets, by searching again with a slowly updated target model, and EfficientZero's
 dynamic horizon (arXiv 2111.00210) shortens the n of older samples.
 
-The learner reads a `TrajectoryBuffer` with the columns `obs`, `action`, `reward`, `terminated`,
+The learner reads a `TrajectoryStore` with the columns `obs`, `action`, `reward`, `terminated`,
 `truncated` and `bootstrap_value` (V of the final observation where an episode was truncated), and,
 when the collector searched, `value` (the root value) and `policy` (the visit distribution). Without
 a `value` column the target model predicts the values that targets bootstrap from.
@@ -21,14 +21,14 @@ from typing import Any, Optional
 import torch
 from easydict import EasyDict
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
+from tidal.base.modes import TrajectoryStore
 from tidal.mcts import SearchConfig, search, visit_policy
 from tidal.models.muzero import MuZeroModel, MuZeroOutput, MuZeroTargets
 from tidal.models.target import TargetNetwork
 from tidal.policies.common import adam, split_action_mask
 from tidal.rl_utils.horizon import linear_td_steps
 from tidal.rl_utils.unroll import scale_gradient, unrolled_value_targets
-from tidal.worker.trajectory_buffer import TrajectoryBuffer
 
 
 PRIORITY_EPS = 1e-6  # added to each priority: a sample the model already fits stays drawable
@@ -145,7 +145,7 @@ class RepresentationLearner:
 
     # ----- targets ---------------------------------------------------------------------------
     @torch.no_grad()
-    def make_batch(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, positions: torch.Tensor) -> dict[str, Any]:
+    def make_batch(self, buffer: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor) -> dict[str, Any]:
         """The inputs and targets of one update for the samples starting at (env_ids, positions) [B]."""
         opts, K = self.opts, self.opts.num_unroll_steps
         env_ids, positions = env_ids.to(buffer.device), positions.to(buffer.device)
@@ -211,7 +211,7 @@ class RepresentationLearner:
         chosen[torch.randperm(batch_size, generator=self.generator)[:count]] = True
         return chosen.to(device)
 
-    def _reanalyze_td_steps(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, positions: torch.Tensor
+    def _reanalyze_td_steps(self, buffer: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor
                             ) -> torch.Tensor:
         """n per unrolled state [B', K + 1]: fixed, or shrinking with the sample's age in env steps."""
         opts, K = self.opts, self.opts.num_unroll_steps
@@ -222,13 +222,13 @@ class RepresentationLearner:
         age = (newest[:, None] - positions[:, None] - torch.arange(K + 1, device=buffer.device)) * buffer.num_envs
         return linear_td_steps(age.clamp(min=0), opts.reanalyze_td_steps, opts.reanalyze_max_bootstrap_age)
 
-    def _stored_values(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    def _stored_values(self, buffer: TrajectoryStore, env_ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """Values of the states at `rows`: the collector's root values, or the target model's prediction."""
         if 'value' in buffer.columns:
             return buffer.get(env_ids, rows, ['value'])['value'].float()
         return self._model_values(buffer, env_ids, rows)
 
-    def _reanalyze(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, rows: torch.Tensor, stop: torch.Tensor,
+    def _reanalyze(self, buffer: TrajectoryStore, env_ids: torch.Tensor, rows: torch.Tensor, stop: torch.Tensor,
                    num_unroll: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(values at `stop` [B', K + 1], visit policies [B', K + 1, A]) by searching with the target model.
 
@@ -248,7 +248,7 @@ class RepresentationLearner:
             policies.append(policy[:, :num_unroll + 1])
         return torch.cat(values).gather(1, stop), torch.cat(policies)
 
-    def _search_rows(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, rows: torch.Tensor
+    def _search_rows(self, buffer: TrajectoryStore, env_ids: torch.Tensor, rows: torch.Tensor
                      ) -> tuple[torch.Tensor, torch.Tensor]:
         """Root values [B', S] and visit distributions [B', S, A] of the observations at `rows` [B', S]."""
         obs = buffer.get(env_ids[:, None].expand_as(rows).reshape(-1), rows.reshape(-1), ['obs'])['obs']
@@ -260,7 +260,7 @@ class RepresentationLearner:
         return (result.root_value.reshape(rows.shape).to(rows.device),
                 policy.reshape(*rows.shape, -1).to(rows.device))
 
-    def _model_values(self, buffer: TrajectoryBuffer, env_ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    def _model_values(self, buffer: TrajectoryStore, env_ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """The target model's values [B', S] of the observations at `rows` [B', S] (env_ids [B'] or [B', S])."""
         env_ids = env_ids if env_ids.dim() == 2 else env_ids[:, None]
         obs = buffer.get(env_ids.expand_as(rows).reshape(-1), rows.reshape(-1), ['obs'])['obs']

@@ -20,12 +20,13 @@ import torch
 import torch.nn as nn
 from easydict import EasyDict
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.mcts import SearchConfig
 from tidal.models.muzero import MuZeroModel
-from tidal.policies.base import MODES, Policy, resolve_device
+from tidal.base.device import policy_device
+from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, split_action_mask
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.base.modes import EnvLayout, Timestep
 from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
 from tidal.registry import POLICY_REGISTRY
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
@@ -109,7 +110,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         cfg = EasyDict(cfg)
         check_wrapped_options(cfg)
         self._repr_model = build_repr_model(cfg, self._continuous_actions(cfg)).to(
-            resolve_device(cfg.get('device', 'cpu'), cfg.get('cuda', False)))
+            policy_device(cfg))
         self._repr_buffer: Optional[TrajectoryBuffer] = None  # built at the first collection: it needs num_envs
         self._collect_latent: Optional[tuple[Any, Any]] = None  # (obs, encoded obs) of the latest action
         super().__init__(cfg, model, enable_field)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch.distributions import Distribution, kl_divergence
 
 from tidal.policies.common import adam, split_action_mask
-from tidal.policies.modes import LearnView
+from tidal.base.modes import LearnView
 from tidal.policies.ppo import PPOPolicy
 from tidal.registry import POLICY_REGISTRY
 
@@ -72,7 +72,10 @@ class PPGPolicy(PPOPolicy):
         self._check_enabled('learn')
         return LearnView(forward=self._forward_aux, state_dict=self._state_dict_learn,
                          load_state_dict=self._load_state_dict_learn, monitor_vars=lambda: list(AUX_MONITORS),
-                         reset=self._begin_aux_phase, cfg=self._cfg)
+                         reset=self._begin_aux_phase, optimizers=lambda: [self._aux_optimizer], cfg=self._cfg)
+
+    def extra_views(self) -> dict[str, Any]:
+        return {'aux': self.aux_mode}
 
     def _begin_aux_phase(self) -> None:
         """Freeze pi_old: the policy as the phase found it."""

@@ -15,14 +15,14 @@ import torch
 import torch.nn as nn
 from torch.distributions import Distribution
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, split_action_mask
-from tidal.policies.modes import EnvLayout, Timestep
+from tidal.base.modes import EnvLayout, Timestep
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
-from tidal.worker.tensor import tree_map
+from tidal.base.nest import tree_map
 
 
 def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
@@ -79,7 +79,7 @@ class PPOPolicy(Policy):
             gae_lambda=0.95,
         ),
     )
-    pipeline = 'on_policy'
+    pipeline = 'rollout'
 
     @classmethod
     def default_model(cls) -> tuple[str, list[str]]:

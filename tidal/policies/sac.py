@@ -19,8 +19,9 @@ import torch
 
 from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy
-from tidal.policies.common import adam, batch_size, bootstrap_mask, optimizer_step, sample_weight
-from tidal.errors import ConfigError
+from tidal.base.nest import leading_dim
+from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.base.errors import ConfigError
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -200,7 +201,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         return {'action': action}
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
-        shape = (batch_size(obs), *self._agent_axes(), self._model.action_dim)
+        shape = (leading_dim(obs), *self._agent_axes(), self._model.action_dim)
         return {'action': torch.rand(shape, device=self._device) * 2.0 - 1.0}
 
     @torch.no_grad()

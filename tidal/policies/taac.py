@@ -14,9 +14,10 @@ from typing import Any, Iterable, NamedTuple, Optional
 import torch
 import torch.nn.functional as F
 
-from tidal.errors import ConfigError
+from tidal.base.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
-from tidal.policies.base import Policy, resolve_device
+from tidal.base.device import policy_device
+from tidal.policies.base import Policy
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
@@ -132,7 +133,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             raise ConfigError(f'policy.learn.switch_advantage_clip must be [low, high] with low <= high, got {clip}')
         self._advantage_clip = None if clip is None else (float(clip[0]), float(clip[1]))
         # the temperatures exist in every mode: collection samples its switches with the learned one
-        learn, device = cfg['learn'], resolve_device(cfg.get('device', 'cpu'), cfg.get('cuda', False))
+        learn, device = cfg['learn'], policy_device(cfg)
         self._temperature = Temperature(learn['alpha'], learn['auto_alpha']).to(device)
         self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha'],
                                                key='policy.learn.switch_alpha').to(device)

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import torch
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 
 _VAR_EPS = 1e-8  # keeps sqrt(var) away from 0 for a constant input
 

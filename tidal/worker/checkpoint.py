@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import torch
 
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
+from tidal.base.nest import KeyPath, path_name
 
 if TYPE_CHECKING:
     from tidal.policies.base import Policy
@@ -34,7 +35,6 @@ _SCALARS = (str, bytes, int, float, complex, bool, type(None), torch.dtype, torc
 _CONTAINERS = (dict, OrderedDict, list, tuple, torch.Size)
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 
-KeyPath = tuple[Any, ...]
 
 
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> Path:
@@ -181,13 +181,13 @@ def _tensors(value: Any, key_path: KeyPath, where: str, open_containers: set[int
     kind = type(value)
     if kind in _TENSORS:
         if value.layout != torch.strided or value.is_quantized or value.device.type == 'meta':
-            raise CheckpointError(f"{where}: '{_path_name(key_path)}' is a {value.layout} "
+            raise CheckpointError(f"{where}: '{path_name(key_path)}' is a {value.layout} "
                                   f'{"quantized " * value.is_quantized}tensor on {value.device}; '
                                   'checkpoints hold dense tensors with data')
         yield key_path, value
     elif kind in _CONTAINERS:
         if id(value) in open_containers:
-            raise CheckpointError(f"{where}: '{_path_name(key_path)}' contains itself")
+            raise CheckpointError(f"{where}: '{path_name(key_path)}' contains itself")
         open_containers.add(id(value))
         if isinstance(value, dict):
             for key, item in value.items():
@@ -201,7 +201,7 @@ def _tensors(value: Any, key_path: KeyPath, where: str, open_containers: set[int
         for item in value:
             _check_key(item, key_path, where)
     elif kind not in _SCALARS:
-        raise CheckpointError(f"{where}: '{_path_name(key_path)}' holds a {kind.__module__}."
+        raise CheckpointError(f"{where}: '{path_name(key_path)}' holds a {kind.__module__}."
                               f'{kind.__qualname__}, which checkpoints do not store (use tensors, dicts, '
                               'lists and Python scalars)')
 
@@ -213,16 +213,8 @@ def _check_key(key: Any, key_path: KeyPath, where: str) -> None:
             _check_key(item, key_path, where)
     elif type(key) not in _SCALARS:
         kind = type(key)
-        raise CheckpointError(f"{where}: '{_path_name(key_path)}' has a key of type "
+        raise CheckpointError(f"{where}: '{path_name(key_path)}' has a key of type "
                               f'{kind.__module__}.{kind.__qualname__}, which checkpoints do not store')
-
-
-def _path_name(key_path: KeyPath) -> str:
-    """`policy.optimizer_q.state[0].exp_avg`: names joined by dots, other keys in brackets."""
-    text = ''
-    for key in key_path:
-        text += f'.{key}' if isinstance(key, str) else f'[{key!r}]'
-    return text.lstrip('.') or '<root>'
 
 
 def _remove(tmp: Path) -> None:

@@ -2,36 +2,17 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 import torch
 
+from tidal.base.collector import EpisodeStats
 from tidal.envs.env_manager import EnvManager, Step
-from tidal.policies.modes import CollectMode, EnvLayout, Timestep
+from tidal.base.modes import CollectMode, EnvLayout, Timestep
 from tidal.worker.finite import NonFiniteError
 from tidal.worker.rng import stream_seed
-from tidal.worker.tensor import concat, to_numpy, to_tensor, tree_map
-
-
-@dataclass
-class EpisodeStats:
-    """Returns and lengths of the episodes finished since the last `pop`."""
-
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-
-    def add(self, step: Step) -> None:
-        done = step.done
-        if done.any():
-            self.returns.extend(step.episode_return[done].tolist())
-            self.lengths.extend(step.episode_length[done].tolist())
-
-    def pop(self) -> 'EpisodeStats':
-        stats = EpisodeStats(self.returns, self.lengths)
-        self.returns, self.lengths = [], []
-        return stats
+from tidal.base.nest import concat, to_numpy, to_tensor, tree_map
 
 
 ACTING_STREAM = 1  # stream_seed's stream of the collector's torch draws (the envs' own seeds come first)
@@ -54,6 +35,18 @@ class _Collector:
         self._obs: Any = None
         self._first = torch.ones(env.num_envs, dtype=torch.bool, device=self.device)  # obs came from a reset
         self._rng: Optional[dict[str, torch.Tensor]] = None  # the acting stream, once seeded
+        self.notify: Callable[[str], None] = lambda message: None  # a local collector has no events to report
+
+    @property
+    def num_envs(self) -> int:
+        return self.env.num_envs
+
+    def monitor(self) -> dict[str, float]:
+        """Nothing beyond the episodes: a local collector steps in the learner's process."""
+        return {}
+
+    def close(self) -> None:
+        self.env.close()
 
     def reset(self, seed: Optional[int] = None) -> None:
         """New episodes in every env; a seed also seeds the policy's acting stream (see `acting_rng`)."""
@@ -120,7 +113,7 @@ class _Collector:
         if done.any():
             self.policy.reset(np.flatnonzero(done).tolist())
         self.env_step += self.env.num_envs
-        self.episodes.add(step)
+        self.episodes.add(step.done, step.episode_return, step.episode_length)
         return transition, step
 
     # ----- exact resume ------------------------------------------------------------------------
@@ -193,8 +186,4 @@ class EpisodeCollector(_Collector):
 
 def _select_env(transitions: list[dict[str, Any]], index: int) -> dict[str, Any]:
     """Env `index`'s rows of a list of batched transitions, stacked in time order: [T, ...]."""
-    def pick(tree: Any) -> Any:
-        if isinstance(tree, dict):
-            return {key: pick(value) for key, value in tree.items()}
-        return tree[index:index + 1]
-    return concat([pick(t) for t in transitions])
+    return concat([tree_map(lambda column: column[index:index + 1], t) for t in transitions])

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 
 if TYPE_CHECKING:
-    from tidal.policies.modes import CollectView, EvalMode
+    from tidal.base.modes import CollectView, EvalMode
 
 FORMAT_VERSION = 1
 _COLUMN_PREFIX = 'column:'

@@ -22,7 +22,8 @@ from typing import Any, Iterator, Optional, Sequence
 import torch
 import torch.distributed as dist
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
+from tidal.base.nest import to_cpu, tree_leaves, tree_replace
 
 DDP_STREAM = 3  # stream_seed stream of the seeds of ranks > 0 (rank 0 keeps the single-process seeds)
 
@@ -98,7 +99,7 @@ def gather_to_main(context: DistContext, obj: Any) -> Optional[list[Any]]:
     """Every rank's `obj` (tensors moved to the CPU), as a list by rank on rank 0; None elsewhere."""
     if not context.enabled:
         return [obj]
-    obj = _to_cpu(obj)
+    obj = to_cpu(obj)
     gathered: Optional[list[Any]] = [None] * context.world_size if context.is_main else None
     if context.device.type == 'cuda':  # gather_object works over nccl only through the current GPU
         torch.cuda.set_device(context.device)
@@ -114,7 +115,8 @@ def broadcast_state(context: DistContext, state: dict[str, Any]) -> dict[str, An
     """
     if not context.enabled:
         return state
-    leaves = list(_tensor_leaves(state, ()))
+    leaves = [(path, leaf) for path, leaf in tree_leaves(state, sequences=True)
+              if isinstance(leaf, torch.Tensor)]
     signature = [(path, tuple(t.shape), str(t.dtype)) for path, t in leaves]
     if broadcast_object(context, signature) != signature:
         raise TidalError(f'rank {context.rank} built a policy whose state differs from rank 0\'s; all ranks '
@@ -124,7 +126,7 @@ def broadcast_state(context: DistContext, state: dict[str, Any]) -> dict[str, An
         buffer = tensor.detach().to(context.device).contiguous().clone()
         dist.broadcast(buffer, src=0)
         received[path] = buffer.to(tensor.device)
-    return _replace_leaves(state, (), received)
+    return tree_replace(state, received)
 
 
 def find_optimizers(root: Any, max_depth: int = 4) -> list[torch.optim.Optimizer]:
@@ -187,40 +189,3 @@ def average_gradients_on_step(context: DistContext, optimizer: torch.optim.Optim
             offset += size
 
     optimizer.register_step_pre_hook(average)
-
-
-def _tensor_leaves(obj: Any, path: tuple) -> Iterator[tuple[tuple, torch.Tensor]]:
-    """(path, tensor) of every tensor in nested dicts and lists, in a fixed (insertion) order."""
-    if isinstance(obj, torch.Tensor):
-        yield path, obj
-    elif isinstance(obj, dict):
-        for key, value in obj.items():
-            yield from _tensor_leaves(value, (*path, key))
-    elif isinstance(obj, (list, tuple)):
-        for index, value in enumerate(obj):
-            yield from _tensor_leaves(value, (*path, index))
-
-
-def _replace_leaves(obj: Any, path: tuple, received: dict[tuple, torch.Tensor]) -> Any:
-    """`obj` with each tensor replaced by `received[path]` (dicts become plain dicts)."""
-    if isinstance(obj, torch.Tensor):
-        return received[path]
-    if isinstance(obj, dict):
-        return {key: _replace_leaves(value, (*path, key), received) for key, value in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        items = [_replace_leaves(value, (*path, index), received) for index, value in enumerate(obj)]
-        return items if isinstance(obj, list) else tuple(items)
-    return obj
-
-
-def _to_cpu(obj: Any) -> Any:
-    if isinstance(obj, torch.Tensor):
-        return obj.cpu()
-    if isinstance(obj, dict):
-        return {key: _to_cpu(value) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [_to_cpu(value) for value in obj]
-    if isinstance(obj, tuple) and type(obj) is tuple:
-        return tuple(_to_cpu(value) for value in obj)
-    return obj
-

@@ -8,9 +8,9 @@ import numpy as np
 import torch
 
 from tidal.envs.env_manager import EnvManager
-from tidal.policies.modes import EvalMode
+from tidal.base.modes import EvalMode
 from tidal.worker.rng import stream_seed
-from tidal.worker.tensor import to_numpy, to_tensor
+from tidal.base.nest import to_numpy, to_tensor
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional
 
 import torch
 
-from tidal.errors import TidalError
+from tidal.base.errors import TidalError
 
 
 class NonFiniteError(TidalError):

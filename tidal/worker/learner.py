@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from tidal.policies.modes import LearnMode
+from tidal.base.modes import LearnMode
 from tidal.worker.finite import FiniteGuard
 
 Hook = Callable[['Learner', dict[str, Any]], None]

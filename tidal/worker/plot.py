@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from tidal.errors import TidalError  # noqa: E402
+from tidal.base.errors import TidalError  # noqa: E402
 
 EVAL_COLUMNS = ('env_step', 'train_iter', 'wall_time', 'return_mean', 'return_std', 'episode_length_mean')
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError, ConfigError
+from tidal.base.errors import CheckpointError, ConfigError
 from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
 from tidal.worker.sum_tree import MinTree, SumTree
 

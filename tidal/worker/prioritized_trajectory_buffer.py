@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 from tidal.worker.prioritized_buffer import (annealed_beta, check_prioritized_config, check_prioritized_state,
                                              draw_proportional, importance_weights)
 from tidal.worker.replay_buffer import ReplayBufferError

@@ -25,13 +25,13 @@ import torch
 from easydict import EasyDict
 
 from tidal.config.tree import to_plain
-from tidal.errors import TidalError
-from tidal.policies.base import Policy
+from tidal.base.collector import EpisodeStats
+from tidal.base.errors import TidalError
+from tidal.base.modes import CollectView
 from tidal.rl_utils.normalizer import moments_added
-from tidal.worker.collector import EpisodeStats
 from tidal.worker.ray_worker import RolloutWorker
 from tidal.worker.rng import stream_seed
-from tidal.worker.tensor import to_tensor
+from tidal.base.nest import to_cpu, to_tensor, tree_zip_map
 
 READY_TIMEOUT_S = 120.0  # a worker Ray cannot place or build in this time is reported, not waited on
 PROBE_TIMEOUT_S = 5.0    # for a TCP connection to a cluster's head before Ray is asked to join it
@@ -79,28 +79,14 @@ def _check_listening(address: str) -> None:
                               f"with `ray start --head` or leave ray.address empty for a local Ray") from None
 
 
-class _Workers:
-    """What the run sees of the envs (`num_envs`, `close`), and the actors behind them."""
-
-    def __init__(self, actors: list[Any], envs_per_worker: int) -> None:
-        self.actors = actors
-        self.envs_per_worker = envs_per_worker
-        self.num_envs = len(actors) * envs_per_worker
-
-    def close(self) -> None:
-        import ray
-        for actor in self.actors:
-            ray.kill(actor, no_restart=True)
-
-
 class RayCollector:
     """`collect(n_sample, random)` over Ray rollout workers; see the module docstring."""
 
-    def __init__(self, cfg: EasyDict, policy: Policy) -> None:
+    def __init__(self, cfg: EasyDict, policy: CollectView, device: torch.device) -> None:
         import ray
         collector_cfg = cfg.collector
-        self.policy = policy
-        self.device = policy.device
+        self.policy = policy  # the collect mode: its acting weights go to the workers
+        self.device = device
         self.mode = collector_cfg.mode
         self.max_staleness = collector_cfg.max_staleness
         self.max_restarts = collector_cfg.max_restarts
@@ -112,9 +98,9 @@ class RayCollector:
         actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
         plain_cfg = to_plain(cfg)
         path = [os.getcwd(), *sys.path]
-        actors = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
-                  for index in range(num_workers)]
-        self.env = _Workers(actors, per_worker)
+        self.actors = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
+                       for index in range(num_workers)]
+        self.envs_per_worker = per_worker
         self.env_step = 0
         self.episodes = EpisodeStats()
         self.notify: Callable[[str], None] = lambda message: print(f'tidal: {message}', file=sys.stderr, flush=True)
@@ -130,12 +116,21 @@ class RayCollector:
         self._wait_ready()
 
     # ----- the collector interface ------------------------------------------------------------
+    @property
+    def num_envs(self) -> int:
+        return len(self.actors) * self.envs_per_worker
+
+    def close(self) -> None:
+        import ray
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+
     def reset(self, seed: Optional[int] = None) -> None:
         """New episodes in every worker's envs; env i is seeded with `seed + i`, as locally."""
         import ray
         self._cancel_pending()
         base = stream_seed(self.seed) if seed is None else seed
-        refs = [actor.reset.remote(base) for actor in self.env.actors]
+        refs = [actor.reset.remote(base) for actor in self.actors]
         for index, ref in enumerate(refs):
             try:
                 ray.get(ref)
@@ -147,8 +142,8 @@ class RayCollector:
         if self.mode == 'async' and not random:
             return self._collect_async(n_sample)
         self._cancel_pending()
-        per_worker = -(-n_sample // len(self.env.actors))
-        results = [self._run(index, per_worker, random) for index in range(len(self.env.actors))]
+        per_worker = -(-n_sample // len(self.actors))
+        results = [self._run(index, per_worker, random) for index in range(len(self.actors))]
         results = self._gather(results, per_worker, random)
         self._merge_statistics([result['statistics'] for result in results], self.version)
         for result in results:
@@ -167,7 +162,7 @@ class RayCollector:
 
     # ----- sync --------------------------------------------------------------------------------
     def _run(self, index: int, n_sample: int, random: bool) -> Any:
-        return self.env.actors[index].collect.remote(None if random else self._weights_ref(), n_sample, random)
+        return self.actors[index].collect.remote(None if random else self._weights_ref(), n_sample, random)
 
     def _gather(self, refs: list[Any], n_sample: int, random: bool) -> list[dict[str, Any]]:
         """Every worker's result; a failed worker is restarted and its collection done again."""
@@ -189,7 +184,7 @@ class RayCollector:
     def _collect_async(self, n_sample: int) -> dict[str, Any]:
         """The first batch a worker hands in whose weights are at most `max_staleness` rounds behind."""
         import ray
-        for index in range(len(self.env.actors)):
+        for index in range(len(self.actors)):
             if index not in {worker for worker, _ in self._pending.values()}:
                 self._launch(index, n_sample)
         while True:
@@ -207,7 +202,7 @@ class RayCollector:
             staleness = self.version - version
             self._staleness.append(staleness)
             if staleness > self.max_staleness:
-                self._dropped += result['steps'] * self.env.envs_per_worker
+                self._dropped += result['steps'] * self.envs_per_worker
                 continue
             self._merge_statistics([result['statistics']], version)
             self._forget_versions()
@@ -215,7 +210,7 @@ class RayCollector:
             return to_tensor(_interleave([result['sample']], result['steps']), self.device)
 
     def _launch(self, index: int, n_sample: int) -> None:
-        ref = self.env.actors[index].collect.remote(self._weights_ref(), n_sample, False)
+        ref = self.actors[index].collect.remote(self._weights_ref(), n_sample, False)
         self._pending[ref] = (index, self.version)
 
     def _cancel_pending(self) -> None:
@@ -230,7 +225,7 @@ class RayCollector:
         """The current weights in the object store, put there once per version."""
         import ray
         if self.version not in self._sent_refs:
-            weights = _to_cpu(self.policy.weights())
+            weights = to_cpu(self.policy.weights())
             self._sent[self.version] = weights
             self._sent_refs[self.version] = ray.put(weights)
         return self._sent_refs[self.version]
@@ -256,7 +251,7 @@ class RayCollector:
             self._sent_refs.clear()
 
     def _count(self, result: dict[str, Any]) -> None:
-        self.env_step += result['steps'] * self.env.envs_per_worker
+        self.env_step += result['steps'] * self.envs_per_worker
         self.episodes.returns.extend(result['episode_returns'])
         self.episodes.lengths.extend(result['episode_lengths'])
         self._seconds += result['seconds']
@@ -267,15 +262,15 @@ class RayCollector:
         import ray
         self._failures[index] += 1
         self._restarts += 1
-        first = index * self.env.envs_per_worker
-        where = (f'Ray worker {index} (collector envs {first}..{first + self.env.envs_per_worker - 1}) failed '
+        first = index * self.envs_per_worker
+        where = (f'Ray worker {index} (collector envs {first}..{first + self.envs_per_worker - 1}) failed '
                  f'at env step {self.env_step}')
         if self._failures[index] > self.max_restarts:
             raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
                               f'(collector.max_restarts={self.max_restarts}): {_cause(err)}') from None
         self.notify(f'{where}: {_cause(err)}; restarting it ({self._failures[index]} of '
                     f'{self.max_restarts} in a row)')
-        actor = self.env.actors[index]
+        actor = self.actors[index]
         if not isinstance(err, ray.exceptions.RayActorError):
             ray.kill(actor, no_restart=False)  # an env that raised may be broken: a fresh process
         seed = stream_seed(self.seed, RESTART_STREAM, index, self._restarts) - first
@@ -287,7 +282,7 @@ class RayCollector:
     def _wait_ready(self) -> None:
         """Block until every worker is placed and built, or say why one is not."""
         import ray
-        for index, actor in enumerate(self.env.actors):
+        for index, actor in enumerate(self.actors):
             try:
                 self._when_up(index, actor.ping.remote)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
@@ -307,7 +302,7 @@ class RayCollector:
             except ray.exceptions.GetTimeoutError:
                 cpus = ray.cluster_resources().get('CPU', 0)
                 raise WorkerError(f'Ray could not start worker {index} in {READY_TIMEOUT_S:.0f} s '
-                                  f'(collector.num_workers={len(self.env.actors)}, 1 CPU each; the cluster has '
+                                  f'(collector.num_workers={len(self.actors)}, 1 CPU each; the cluster has '
                                   f'{cpus:g} CPUs)') from None
 
     # ----- resume ------------------------------------------------------------------------------
@@ -327,20 +322,15 @@ class RayCollector:
 
 def _interleave(samples: list[dict[str, Any]], steps: int) -> dict[str, Any]:
     """Workers' step-major rows as one step-major block over all their envs (worker 0's envs first)."""
-    first = samples[0]
-    if isinstance(first, dict):
-        return {key: _interleave([sample[key] for sample in samples], steps) for key in first}
-    if len(samples) == 1:
-        return np.array(first)  # the object store's arrays are read-only; torch wants to own writable ones
-    grids = [column.reshape(steps, -1, *column.shape[1:]) for column in samples]
+    return tree_zip_map(lambda columns: _interleave_column(columns, steps), samples)
+
+
+def _interleave_column(columns: list[np.ndarray], steps: int) -> np.ndarray:
+    if len(columns) == 1:
+        return np.array(columns[0])  # the object store's arrays are read-only; torch wants to own writable ones
+    grids = [column.reshape(steps, -1, *column.shape[1:]) for column in columns]
     joined = np.concatenate(grids, axis=1)
     return joined.reshape(-1, *joined.shape[2:])
-
-
-def _to_cpu(tree: Any) -> Any:
-    if isinstance(tree, dict):
-        return {key: _to_cpu(value) for key, value in tree.items()}
-    return tree.detach().cpu() if isinstance(tree, torch.Tensor) else tree
 
 
 def _cause(err: BaseException) -> str:

@@ -13,10 +13,9 @@ import torch
 from easydict import EasyDict
 
 from tidal.config.compiler import BUILTIN_MODULES
-from tidal.envs.env_manager import make_env_manager
-from tidal.registry import ENV_REGISTRY, import_names
+from tidal.registry import import_names
 from tidal.worker.collector import SampleCollector, steps_per_env
-from tidal.worker.tensor import to_numpy, tree_map
+from tidal.base.nest import to_numpy, tree_map
 
 
 class RolloutWorker:
@@ -27,7 +26,7 @@ class RolloutWorker:
         for path in reversed(import_path):  # the driver's own modules (a user's policy or env)
             if path not in sys.path:
                 sys.path.insert(0, path)
-        from tidal.entry.setup import build_policy  # after the path: it imports the user's modules
+        from tidal.worker.builders import build_env_manager, build_policy  # after the path: it imports user modules
 
         cfg = EasyDict(cfg)
         cfg.policy.device = 'cpu'  # workers act on CPU; the learner's device is the driver's
@@ -38,9 +37,7 @@ class RolloutWorker:
         import_names(cfg.policy.import_names)
         self.index, self.first_env, self.num_envs = index, first_env, num_envs
         self.policy = build_policy(cfg, enable_field=('collect',))
-        env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
-        name = cfg.env.get('env_id') or cfg.env.type
-        manager = make_env_manager(env.make, cfg.env_manager.type, num_envs, name, f'Ray worker {index} collector')
+        manager = build_env_manager(cfg, 'collector', num_envs, label=f'Ray worker {index} collector')
         self.collector = SampleCollector(manager, self.policy.collect_mode, torch.device('cpu'))
 
     def ping(self) -> int:

@@ -11,33 +11,18 @@ prioritized buffer relies on this to keep its priority tree aligned with the col
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError, ConfigError, TidalError
-from tidal.worker.tensor import tree_map
+from tidal.base.errors import CheckpointError, ConfigError, TidalError
+from tidal.base.nest import KeyPath, path_name, tree_leaves, tree_map
 
-KeyPath = tuple  # where a column sits in a nested batch, e.g. ('obs', 'observation')
 
 
 class ReplayBufferError(TidalError, ValueError):
     """A batch does not fit the buffer's columns, or the buffer cannot serve a request."""
-
-
-def _path_name(path: KeyPath) -> str:
-    return '.'.join(str(key) for key in path)
-
-
-def _iter_leaves(tree: dict, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
-    """Yield (key path, leaf) for every non-dict value of a nested dict, depth first."""
-    for key, value in tree.items():
-        path = prefix + (key, )
-        if isinstance(value, dict):
-            yield from _iter_leaves(value, path)
-        else:
-            yield path, value
 
 
 def _to_tensor(path: KeyPath, value: Any) -> torch.Tensor:
@@ -53,10 +38,10 @@ def _to_tensor(path: KeyPath, value: Any) -> torch.Tensor:
         try:
             tensor = torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError) as err:
-            raise ReplayBufferError(f"column '{_path_name(path)}' cannot be converted to a tensor: "
+            raise ReplayBufferError(f"column '{path_name(path)}' cannot be converted to a tensor: "
                                     f'{err}') from err
     if tensor.dim() == 0:
-        raise ReplayBufferError(f"column '{_path_name(path)}' is a scalar; every column needs a leading "
+        raise ReplayBufferError(f"column '{path_name(path)}' is a scalar; every column needs a leading "
                                 f"dimension N (the number of transitions), e.g. shape [1]")
     return tensor
 
@@ -68,7 +53,7 @@ def _flatten_batch(tree: dict, prefix: KeyPath,
         path = prefix + (key, )
         if isinstance(value, dict):
             if not value:
-                raise ReplayBufferError(f"column '{_path_name(path)}' is an empty dict; it holds no data")
+                raise ReplayBufferError(f"column '{path_name(path)}' is an empty dict; it holds no data")
             _flatten_batch(value, path, out)
         else:
             out[path] = _to_tensor(path, value)
@@ -83,8 +68,8 @@ def _set_leaf(tree: dict, path: KeyPath, value: Any) -> None:
 
 def _key_mismatch_message(expected_paths: Iterable[KeyPath], given_paths: Iterable[KeyPath]) -> str:
     """One line naming the columns a batch lacks and those it adds (with the closest known name)."""
-    expected = {_path_name(path) for path in expected_paths}
-    given = {_path_name(path) for path in given_paths}
+    expected = {path_name(path) for path in expected_paths}
+    given = {path_name(path) for path in given_paths}
     parts = [f"missing column '{name}'" for name in sorted(expected - given)]
     for name in sorted(given - expected):
         close = difflib.get_close_matches(name, sorted(expected), n=1)
@@ -101,18 +86,11 @@ def check_fits_columns(values: dict[KeyPath, torch.Tensor], columns: dict[KeyPat
     for path, value in values.items():
         column = columns[path]
         if value.shape[1:] != column.shape[leading_dims:]:
-            raise ReplayBufferError(f"column '{_path_name(path)}': expected per-{row} shape "
+            raise ReplayBufferError(f"column '{path_name(path)}': expected per-{row} shape "
                                     f'{tuple(column.shape[leading_dims:])}, got {tuple(value.shape[1:])} '
                                     f'(batch shape {tuple(value.shape)})')
         if value.dtype != column.dtype:
-            raise ReplayBufferError(f"column '{_path_name(path)}': expected dtype {column.dtype}, got {value.dtype}")
-
-
-def _gather(columns: dict, index: torch.Tensor) -> dict:
-    return {
-        key: _gather(column, index) if isinstance(column, dict) else column.index_select(0, index)
-        for key, column in columns.items()
-    }
+            raise ReplayBufferError(f"column '{path_name(path)}': expected dtype {column.dtype}, got {value.dtype}")
 
 
 class ReplayBuffer:
@@ -197,7 +175,7 @@ class ReplayBuffer:
                                         f'every batch; rename the column')
         count = next(iter(values.values())).shape[0]
         if any(value.shape[0] != count for value in values.values()):
-            counts = {_path_name(path): value.shape[0] for path, value in values.items()}
+            counts = {path_name(path): value.shape[0] for path, value in values.items()}
             raise ReplayBufferError(f'all columns must hold the same number of transitions, got {counts}')
         return values, count
 
@@ -246,7 +224,7 @@ class ReplayBuffer:
     def sample_index(self, index: torch.Tensor) -> dict:
         """The transitions in the given slots (which must be below `len(self)`), plus 'index'."""
         index = torch.as_tensor(index, dtype=torch.long, device=self._device)
-        batch = _gather(self._columns, index)
+        batch = tree_map(lambda column: column.index_select(0, index), self._columns)
         batch['index'] = index
         return batch
 
@@ -281,10 +259,10 @@ class ReplayBuffer:
             raise CheckpointError(f"replay buffer state has capacity {sd['capacity']}, this buffer has "
                                   f'{self._capacity}; build the buffer with the saved size')
         size = int(sd['size'])
-        saved = dict(_iter_leaves(sd['columns']))
+        saved = dict(tree_leaves(sd['columns']))
         for path, column in saved.items():
             if not isinstance(column, torch.Tensor) or column.dim() == 0 or column.shape[0] != size:
-                raise CheckpointError(f"replay buffer state: column '{_path_name(path)}' does not hold "
+                raise CheckpointError(f"replay buffer state: column '{path_name(path)}' does not hold "
                                       f'{size} transitions')
         if size and not saved:
             raise CheckpointError(f'replay buffer state holds {size} transitions but no columns')

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError
+from tidal.base.errors import CheckpointError
 
 _KEYS = ('python', 'numpy', 'torch')
 _ENV_SEED_BOUND = 2**31 - 2**16  # room for gymnasium's `seed + i` over the envs of a vector env

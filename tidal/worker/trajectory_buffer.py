@@ -18,9 +18,9 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from tidal.errors import CheckpointError, ConfigError
-from tidal.worker.replay_buffer import (KeyPath, ReplayBufferError, _flatten_batch, _iter_leaves, _path_name,
-                                         _set_leaf, check_fits_columns)
+from tidal.base.errors import CheckpointError, ConfigError
+from tidal.base.nest import KeyPath, path_name, tree_leaves, tree_map
+from tidal.worker.replay_buffer import ReplayBufferError, _flatten_batch, _set_leaf, check_fits_columns
 
 # the columns that mark episode ends; an episode ends at a step where either is true
 EPISODE_END_KEYS = ('terminated', 'truncated')
@@ -150,7 +150,7 @@ class TrajectoryBuffer:
                                         f'{flag.dtype} of shape {tuple(flag.shape)}')
         rows = values[('terminated', )].shape[0]
         if any(value.shape[0] != rows for value in values.values()):
-            counts = {_path_name(path): value.shape[0] for path, value in values.items()}
+            counts = {path_name(path): value.shape[0] for path, value in values.items()}
             raise ReplayBufferError(f'all columns must hold the same number of rows, got {counts}')
         if rows % self._num_envs:
             raise ReplayBufferError(f'a batch of {rows} rows cannot be split into steps of {self._num_envs} '
@@ -186,7 +186,8 @@ class TrajectoryBuffer:
                 hint = f" (did you mean '{close[0]}'?)" if close else ''
                 raise ReplayBufferError(f"the buffer has no column '{unknown[0]}'{hint}")
             columns = {key: columns[key] for key in keys}
-        return _gather(columns, env, position % self._capacity)
+        slot = position % self._capacity
+        return tree_map(lambda column: column[env, slot], columns)
 
     def steps_to_episode_end(self, env_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Steps from each (env, position) to the last step of its episode (0 if it ended the episode);
@@ -292,9 +293,9 @@ class TrajectoryBuffer:
                 raise CheckpointError(f"trajectory buffer state: '{key}' is not a tensor of "
                                       f'{self._num_envs} positions')
         stored = _stored_slots(current, self._capacity)
-        saved = dict(_iter_leaves(sd['columns']))
+        saved = dict(tree_leaves(sd['columns']))
         per_step = {'episode_end': sd['episode_end'],
-                    **{'columns.' + _path_name(path): column for path, column in saved.items()}}
+                    **{'columns.' + path_name(path): column for path, column in saved.items()}}
         for name, tensor in per_step.items():
             if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape[:2]) != (self._num_envs, stored):
                 raise CheckpointError(f"trajectory buffer state: '{name}' does not hold {self._num_envs} x "
@@ -316,10 +317,3 @@ class TrajectoryBuffer:
 def _stored_slots(current: torch.Tensor, capacity: int) -> int:
     """Slots [0, n) hold every env's stored steps: rings fill from slot 0."""
     return int(current.clamp(max=capacity).max())
-
-
-def _gather(columns: dict, env: torch.Tensor, slot: torch.Tensor) -> dict:
-    return {
-        key: _gather(column, env, slot) if isinstance(column, dict) else column[env, slot]
-        for key, column in columns.items()
-    }

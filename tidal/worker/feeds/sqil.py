@@ -6,20 +6,20 @@ relabelled by the policy from the batch's `expert` column (1 for expert rows, 0 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Mapping
 
 import torch
 from easydict import EasyDict
 
-from tidal.entry.replay_feed import ReplayFeed
-from tidal.entry.setup import ConfigInput, load_config, start_run
-from tidal.errors import ConfigError
-from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector
+from tidal.base.collector import Collector
+from tidal.base.errors import ConfigError
+from tidal.base.feed import FeedSpec, Trainer
+from tidal.base.modes import PolicyViews
+from tidal.base.nest import concat
+from tidal.registry import FEED_REGISTRY
 from tidal.worker.demos import check_demos, load_demos
-from tidal.worker.learner import Learner
+from tidal.worker.feeds.replay import ReplayFeed
 from tidal.worker.replay_buffer import ReplayBuffer
-from tidal.worker.tensor import concat
 
 EXPERT_FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated')
 
@@ -37,15 +37,24 @@ def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
     return buffer
 
 
+@FEED_REGISTRY.register('sqil')
 class SQILFeed(ReplayFeed):
     """The replay feed with batches drawn half from the agent's buffer, half from the demos."""
 
-    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
-        if cfg.policy.priority:
+    name = 'sqil'
+    SPEC = FeedSpec(entry_point='serial_pipeline_sqil', learns='learns from demonstrations', on_policy=False,
+                    async_collection=True)
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        if cfg['policy']['priority']:
             raise ConfigError('policy.priority is not supported with demonstrations (SQIL samples both halves '
                               'uniformly); set policy.priority=False')
-        super().__init__(cfg, policy, collector, learner)
-        self.expert = expert_buffer(cfg, policy.device)
+        super().check_config(cfg)
+
+    def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
+        super().__init__(cfg, views, collector, learner)
+        self.expert = expert_buffer(cfg, views.device)
 
     def sample_batch(self) -> dict[str, Any]:
         half = self.batch_size // 2
@@ -62,10 +71,3 @@ class SQILFeed(ReplayFeed):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.expert.load_state_dict(state['expert'])
-
-
-def serial_pipeline_sqil(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
-                         max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
-                         progress: bool = True) -> Policy:
-    """Train a demonstration-driven policy (e.g. 'sqil_sac') from a config path, zoo name or pair."""
-    return start_run(SQILFeed, load_config(input_cfg, seed, overrides), max_env_step, max_train_iter, progress)

@@ -5,46 +5,54 @@ This is the one place that reads how replay is shaped: `batch_size`, `unroll_len
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 from easydict import EasyDict
 
-from tidal.errors import ConfigError
-from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector
-from tidal.worker.learner import Learner
+from tidal.base.collector import Collector
+from tidal.base.errors import ConfigError
+from tidal.base.feed import Trainer
+from tidal.base.modes import PolicyViews
+from tidal.registry import FEED_REGISTRY
+from tidal.worker.feeds.common import Feed, warmup_steps
 from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
 from tidal.worker.replay_buffer import ReplayBuffer
-
-WARMUP_CHUNK = 1000  # env steps of random warm-up per feed step, so signals and checkpoints come in between
 
 
 def build_replay_buffer(cfg: EasyDict, device: torch.device, seed: int) -> ReplayBuffer:
     buffer_cfg = cfg.policy.other.replay_buffer
     size = int(buffer_cfg.replay_buffer_size)
     if cfg.policy.priority:
-        if cfg.policy.collect.unroll_len > 1:
-            raise ConfigError(f'policy.priority: prioritized replay samples single transitions, but '
-                              f'policy.collect.unroll_len is {cfg.policy.collect.unroll_len}; set priority=False')
         return PrioritizedReplayBuffer(size, alpha=buffer_cfg.alpha, beta=buffer_cfg.beta,
                                        anneal_step=buffer_cfg.anneal_step, device=device, seed=seed)
     return ReplayBuffer(size, device=device, seed=seed)
 
 
-class ReplayFeed:
+@FEED_REGISTRY.register('replay')
+class ReplayFeed(Feed):
     """Uniform, prioritized or sequence replay, after `random_collect_size` steps of random actions."""
 
-    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
+    name = 'replay'
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        policy = cfg['policy']
+        if policy['priority'] and policy['collect']['unroll_len'] > 1:
+            raise ConfigError(f"policy.priority: prioritized replay samples single transitions, but "
+                              f"policy.collect.unroll_len is {policy['collect']['unroll_len']}; set priority=False")
+
+    def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
+        self.check_config(cfg)
         self.collector, self.learner = collector, learner
-        self.device = policy.device
+        self.device = views.device
         self.batch_size = cfg.policy.learn.batch_size
         self.update_per_collect = cfg.policy.learn.update_per_collect
         self.n_sample = cfg.policy.collect.n_sample
         self.unroll_len = cfg.policy.collect.unroll_len
         self.priority = cfg.policy.priority
         self.random_collect_size = cfg.policy.random_collect_size
-        self.buffer = build_replay_buffer(cfg, policy.device, cfg.seed)
+        self.buffer = build_replay_buffer(cfg, views.device, cfg.seed)
 
     def warmed_up(self) -> bool:
         return self.collector.env_step >= self.random_collect_size
@@ -52,9 +60,7 @@ class ReplayFeed:
     def step(self, env_budget: Optional[int]) -> None:
         """A chunk of the warm-up, or one collection and its `update_per_collect` updates."""
         if not self.warmed_up():
-            steps = min(self.random_collect_size - self.collector.env_step, WARMUP_CHUNK)
-            if env_budget is not None:
-                steps = min(steps, env_budget)
+            steps = warmup_steps(self.collector, self.random_collect_size, env_budget)
             self.buffer.extend(self.collector.collect(steps, random=True))
             return
         self.buffer.extend(self.collector.collect(self.n_sample))
@@ -68,7 +74,7 @@ class ReplayFeed:
         """The batch of one update; a variant feed overrides how it is built."""
         if self.unroll_len > 1:
             # the collector's rows are step-major, so one env's consecutive steps lie num_envs rows apart
-            return self.buffer.sample_sequence(self.batch_size, self.unroll_len, stride=self.collector.env.num_envs)
+            return self.buffer.sample_sequence(self.batch_size, self.unroll_len, stride=self.collector.num_envs)
         return self.buffer.sample(self.batch_size)
 
     def state_dict(self) -> dict[str, Any]:

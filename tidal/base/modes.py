@@ -1,15 +1,17 @@
-"""The typed contracts between a policy and the workers: its three modes and what they receive.
+"""The typed contracts between a policy and the workers: its modes and what they receive.
 
-Workers (collectors, evaluators, learners) see a policy only through these views, so any object
-with the same methods (a user's own policy, a test double) drives the same loops.
+Workers (collectors, evaluators, learners, data feeds) see a policy only through these views, so any
+object with the same methods (a user's own policy, a test double) drives the same loops.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Protocol
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 import torch
 from easydict import EasyDict
+
+from tidal.base.errors import ConfigError
 
 EnvIds = Optional[Iterable[int]]  # env indices of a batch; None means all of them
 
@@ -37,6 +39,13 @@ class EnvLayout:
     steps: int
 
 
+class RunningStatistic(Protocol):
+    """A statistic that acting updates (an observation normaliser): saved and loaded as tensors."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
+
+
 class LearnMode(Protocol):
     cfg: EasyDict
 
@@ -45,6 +54,7 @@ class LearnMode(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
     def monitor_vars(self) -> list[str]: ...
     def reset(self) -> None: ...
+    def optimizers(self) -> Sequence[torch.optim.Optimizer]: ...  # every optimizer an update steps
 
 
 class CollectMode(Protocol):
@@ -58,6 +68,10 @@ class CollectMode(Protocol):
     def reset(self, env_ids: EnvIds = None) -> None: ...
     def state_dict(self) -> dict[str, Any]: ...  # per-env acting state, for an exact resume
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    # what acting needs, for a copy of the collect mode in another process (a Ray worker)
+    def weights(self) -> dict[str, Any]: ...
+    def load_weights(self, state: dict[str, Any]) -> None: ...
+    def running_statistics(self) -> dict[str, RunningStatistic]: ...
 
 
 class EvalMode(Protocol):
@@ -76,6 +90,7 @@ class LearnView:
     load_state_dict: Callable[[dict[str, Any]], None]
     monitor_vars: Callable[[], list[str]]
     reset: Callable[[], None]
+    optimizers: Callable[[], Sequence[torch.optim.Optimizer]]
     cfg: EasyDict
 
 
@@ -88,6 +103,9 @@ class CollectView:
     reset: Callable[[EnvIds], None]
     state_dict: Callable[[], dict[str, Any]]
     load_state_dict: Callable[[dict[str, Any]], None]
+    weights: Callable[[], dict[str, Any]]
+    load_weights: Callable[[dict[str, Any]], None]
+    running_statistics: Callable[[], dict[str, RunningStatistic]]
     cfg: EasyDict
 
 
@@ -96,3 +114,45 @@ class EvalView:
     forward: Callable[[Any], dict[str, torch.Tensor]]
     reset: Callable[[EnvIds], None]
     cfg: EasyDict
+
+
+class TrajectoryStore(Protocol):
+    """Read access to per-env time-ordered replay (a `TrajectoryBuffer`), for a policy that builds its batches
+    from stored trajectories (MuZero's unroll targets, reanalyze)."""
+
+    @property
+    def device(self) -> torch.device: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def columns(self) -> AbstractSet[str]: ...
+    def get(self, env_ids: torch.Tensor, positions: torch.Tensor, keys: Sequence[str]) -> dict[str, Any]: ...
+    def steps_to_episode_end(self, env_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor: ...
+    def current_position(self) -> torch.Tensor: ...
+
+
+@dataclass(frozen=True)
+class UnrollView:
+    """The mode the unroll feed needs besides learning: sampled (env, position) starts of a trajectory store
+    turned into one training batch (targets, reanalyze)."""
+
+    make_batch: Callable[[TrajectoryStore, torch.Tensor, torch.Tensor], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PolicyViews:
+    """Everything of a policy that a data feed sees: its device, its modes and the extra views it offers by
+    name (PPG's 'aux' learn mode, MuZero's 'unroll'); never the Policy object itself."""
+
+    device: torch.device
+    learn: LearnView
+    collect: CollectView
+    extra: Mapping[str, Any]
+    policy_type: str = ''
+
+    def view(self, name: str, feed: str) -> Any:
+        """The extra view `name`, which the feed `feed` needs; a policy without it is a config error."""
+        if name not in self.extra:
+            raise ConfigError(f"policy '{self.policy_type}' offers no '{name}' view, which the '{feed}' feed needs "
+                              f"(its Policy.extra_views() gives {sorted(self.extra) or 'none'})")
+        return self.extra[name]

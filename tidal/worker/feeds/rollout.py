@@ -6,45 +6,51 @@ PPO); this feed only cuts the rows into `epoch_per_collect` epochs of shuffled m
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 from easydict import EasyDict
 
-from tidal.errors import ConfigError
-from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector
-from tidal.worker.learner import Learner
-from tidal.worker.tensor import tree_map
+from tidal.base.collector import Collector
+from tidal.base.errors import ConfigError
+from tidal.base.feed import FeedSpec, Trainer
+from tidal.base.modes import PolicyViews
+from tidal.base.nest import leading_dim, take_rows
+from tidal.registry import FEED_REGISTRY
+from tidal.worker.feeds.common import Feed
 
 
-def rollout_rows(rollout: dict[str, Any]) -> int:
-    leaf = rollout
-    while isinstance(leaf, dict):
-        leaf = next(iter(leaf.values()))
-    return int(leaf.shape[0])
-
-
-def take_rows(rollout: dict[str, Any], index: torch.Tensor) -> dict[str, Any]:
-    """The rows `index` of every column (nested dicts too), in that order."""
-    return tree_map(lambda column: column.index_select(0, index.to(column.device)), rollout)
-
-
-class RolloutFeed:
+@FEED_REGISTRY.register('rollout')
+class RolloutFeed(Feed):
     """Collect `n_sample` env steps, then `epoch_per_collect` passes over them in minibatches of
-    `batch_size` rows (the last one of a pass may be smaller); nothing is kept for later."""
+    `batch_size` rows (the last one of a pass may be smaller); nothing is kept for later.
 
-    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
-        ignored = (('random_collect_size', cfg.policy.random_collect_size > 0, 'no warm-up'),
-                   ('priority', cfg.policy.priority, 'no prioritized replay'),
-                   ('collect.unroll_len', cfg.policy.collect.unroll_len != 1, 'no sequence samples'),
-                   ('learn.update_per_collect', cfg.policy.learn.update_per_collect != 1,
+    Needs `policy.learn.epoch_per_collect` (int > 0) in the policy's config.
+    """
+
+    name = 'rollout'
+    SPEC = FeedSpec(entry_point='serial_pipeline_onpolicy', learns='learns on-policy', on_policy=True,
+                    async_collection=False)
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        policy = cfg['policy']
+        if 'epoch_per_collect' not in policy['learn']:
+            raise ConfigError(f"policy '{policy['type']}' learns on-policy, so its config must declare "
+                              f"policy.learn.epoch_per_collect (passes over each rollout)")
+        ignored = (('random_collect_size', policy['random_collect_size'] > 0, 'no warm-up'),
+                   ('priority', policy['priority'], 'no prioritized replay'),
+                   ('collect.unroll_len', policy['collect']['unroll_len'] != 1, 'no sequence samples'),
+                   ('learn.update_per_collect', policy['learn']['update_per_collect'] != 1,
                     'its updates per rollout set by learn.epoch_per_collect and learn.batch_size'))
         for key, set_by_user, what in ignored:
             if set_by_user:
-                raise ConfigError(f"policy.{key}: '{cfg.policy.type}' learns on-policy, from each fresh "
+                raise ConfigError(f"policy.{key}: '{policy['type']}' learns on-policy, from each fresh "
                                   f'rollout, so it has {what}; leave the key out')
-        self.policy, self.collector, self.learner = policy, collector, learner
+
+    def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
+        self.check_config(cfg)
+        self.collector, self.learner = collector, learner
         self.n_sample = cfg.policy.collect.n_sample
         self.batch_size = cfg.policy.learn.batch_size
         self.epochs = cfg.policy.learn.epoch_per_collect
@@ -59,7 +65,7 @@ class RolloutFeed:
 
     def learn(self, rollout: dict[str, Any]) -> None:
         """The policy phase: epochs of shuffled minibatches over one rollout."""
-        rows = rollout_rows(rollout)
+        rows = leading_dim(rollout)
         env_step = self.collector.env_step  # lets the policy decay its rates with the env steps seen
         for _ in range(self.epochs):
             order = torch.randperm(rows, generator=self.generator)

@@ -10,11 +10,11 @@ from typing import Any, Optional
 
 from easydict import EasyDict
 
-from tidal.entry.replay_feed import WARMUP_CHUNK
-from tidal.errors import ConfigError
-from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector
-from tidal.worker.learner import Learner
+from tidal.base.collector import Collector
+from tidal.base.feed import FeedSpec, Trainer
+from tidal.base.modes import PolicyViews, UnrollView
+from tidal.registry import FEED_REGISTRY
+from tidal.worker.feeds.common import Feed, warmup_steps
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.worker.trajectory_buffer import TrajectoryBuffer
 
@@ -28,21 +28,27 @@ def build_trajectory_buffer(cfg: EasyDict, num_envs: int, device: Any, seed: int
     return TrajectoryBuffer(num_envs, per_env, device=device, seed=seed)
 
 
-class UnrollFeed:
+@FEED_REGISTRY.register('unroll')
+class UnrollFeed(Feed):
     """After `random_collect_size` steps of random actions, each step collects `n_sample` env steps and
-    makes `update_per_collect` updates of `batch_size` unrolled samples."""
+    makes `update_per_collect` updates of `batch_size` unrolled samples.
 
-    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
-        if not hasattr(policy, 'make_unroll_batch'):
-            raise ConfigError(f"policy '{cfg.policy.type}' has no make_unroll_batch, which the unroll pipeline "
-                              f'needs to turn replayed starts into a batch')
-        self.policy, self.collector, self.learner = policy, collector, learner
+    Needs an 'unroll' view (`UnrollView`, from `Policy.extra_views`) that turns sampled starts into a batch.
+    """
+
+    name = 'unroll'
+    SPEC = FeedSpec(entry_point='serial_pipeline_muzero', learns='learns from unrolled trajectories',
+                    on_policy=False, async_collection=False)
+
+    def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
+        self.unroll: UnrollView = views.view('unroll', self.name)
+        self.collector, self.learner = collector, learner
         self.batch_size = cfg.policy.learn.batch_size
         self.update_per_collect = cfg.policy.learn.update_per_collect
         self.n_sample = cfg.policy.collect.n_sample
         self.random_collect_size = cfg.policy.random_collect_size
         self.priority = cfg.policy.priority
-        self.buffer = build_trajectory_buffer(cfg, collector.env.num_envs, policy.device, cfg.seed)
+        self.buffer = build_trajectory_buffer(cfg, collector.num_envs, views.device, cfg.seed)
 
     def warmed_up(self) -> bool:
         return self.collector.env_step >= self.random_collect_size
@@ -50,9 +56,7 @@ class UnrollFeed:
     def step(self, env_budget: Optional[int]) -> None:
         """A chunk of the warm-up, or one collection and its updates."""
         if not self.warmed_up():
-            steps = min(self.random_collect_size - self.collector.env_step, WARMUP_CHUNK)
-            if env_budget is not None:
-                steps = min(steps, env_budget)
+            steps = warmup_steps(self.collector, self.random_collect_size, env_budget)
             self.buffer.extend(self.collector.collect(steps, random=True))
             return
         self.buffer.extend(self.collector.collect(self.n_sample))
@@ -65,7 +69,7 @@ class UnrollFeed:
             env_ids, positions, weight = self.buffer.sample_weighted(self.batch_size)
         else:
             env_ids, positions = self.buffer.sample_positions(self.batch_size)
-        batch = self.policy.make_unroll_batch(self.buffer, env_ids, positions)
+        batch = self.unroll.make_batch(self.buffer, env_ids, positions)
         if weight is not None:
             batch['weight'] = weight
         info = self.learner.train(batch)

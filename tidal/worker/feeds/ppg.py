@@ -7,27 +7,44 @@ of one env each; an epoch visits every sequence once, in a shuffled order.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 from easydict import EasyDict
 
-from tidal.entry.rollout_feed import RolloutFeed
-from tidal.errors import ConfigError
-from tidal.policies.base import Policy
-from tidal.worker.collector import SampleCollector, steps_per_env
-from tidal.worker.learner import Learner
+from tidal.base.collector import Collector
+from tidal.base.errors import ConfigError
+from tidal.base.feed import Trainer
+from tidal.base.modes import LearnView, PolicyViews
+from tidal.registry import FEED_REGISTRY
+from tidal.worker.collector import steps_per_env
+from tidal.worker.feeds.rollout import RolloutFeed
 from tidal.worker.replay_buffer import ReplayBuffer
 
 AUX_COLUMNS = ('obs', 'return')
 
 
+@FEED_REGISTRY.register('ppg')
 class AuxPhaseFeed(RolloutFeed):
-    def __init__(self, cfg: EasyDict, policy: Policy, collector: SampleCollector, learner: Learner) -> None:
-        super().__init__(cfg, policy, collector, learner)
+    """The rollout feed, with the policy's 'aux' learn mode trained every `policy.aux.interval` rollouts.
+
+    Needs `policy.aux` (enabled, interval, mini_batch_size, mini_batch_length, num_updates_per_train_iter) in
+    the policy's config and an 'aux' view (`Policy.extra_views`).
+    """
+
+    name = 'ppg'
+
+    @classmethod
+    def memory_rows(cls, cfg: Mapping[str, Any]) -> dict[str, int]:
+        """The aux buffer holds aux.interval rollouts."""
+        policy = cfg['policy']
+        return {'policy.aux.interval': policy['aux']['interval'] * policy['collect']['n_sample']}
+
+    def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
+        super().__init__(cfg, views, collector, learner)
         aux = cfg.policy.aux
         self.enabled = aux.enabled
-        self.envs = collector.env.num_envs
+        self.envs = collector.num_envs
         self.steps = steps_per_env(self.n_sample, self.envs)  # steps per env of one rollout
         self.length = aux.mini_batch_length or self.steps
         if self.steps % self.length:
@@ -35,8 +52,8 @@ class AuxPhaseFeed(RolloutFeed):
                               f'rollout ({self.steps} = policy.collect.n_sample / env.collector_env_num)')
         self.mini_batch_size = aux.mini_batch_size
         self.aux_epochs = aux.num_updates_per_train_iter
-        self.aux_mode = policy.aux_mode
-        self.buffer = ReplayBuffer(aux.interval * self.steps * self.envs, device=policy.device, seed=cfg.seed)
+        self.aux_mode: LearnView = views.view('aux', self.name)
+        self.buffer = ReplayBuffer(aux.interval * self.steps * self.envs, device=views.device, seed=cfg.seed)
 
     def step(self, env_budget: Optional[int]) -> None:
         rollout = self.collector.collect(self.n_sample)

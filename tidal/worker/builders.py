@@ -1,0 +1,56 @@
+"""Building a run's parts from a compiled config, in one place: train, eval, collect-demos and the Ray
+workers all build their policy, env managers and collectors here."""
+from __future__ import annotations
+
+import random
+from typing import Iterable, Optional
+
+import numpy as np
+import torch
+from easydict import EasyDict
+
+from tidal.base.collector import Collector
+from tidal.envs.env_manager import EnvManager, make_env_manager
+from tidal.policies.base import Policy
+from tidal.registry import ENV_REGISTRY, policy_class
+from tidal.worker.collector import SampleCollector
+
+EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
+
+
+def configure_torch(cfg: EasyDict) -> None:
+    """The process-wide torch settings of a run: CPU threads and subnormal flushing."""
+    if cfg.torch_threads > 0:
+        torch.set_num_threads(cfg.torch_threads)
+    torch.set_flush_denormal(cfg.flush_denormal)
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, numpy and torch so that a run on CPU repeats exactly."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> Policy:
+    """The policy `policy.type` names, on the device `policy.device` resolves to."""
+    policy: Policy = policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=enable_field)
+    return policy
+
+
+def build_env_manager(cfg: EasyDict, role: str, num_envs: Optional[int] = None,
+                      label: Optional[str] = None) -> EnvManager:
+    """The env manager of `role` ('collector' or 'evaluator': `env.<role>_env_num` envs unless `num_envs`);
+    `label` names it in errors. Its users seed it on reset."""
+    env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
+    name = cfg.env.get('env_id') or cfg.env.type
+    count = cfg.env[f'{role}_env_num'] if num_envs is None else num_envs
+    return make_env_manager(env.make, cfg.env_manager.type, count, name, label or role)
+
+
+def build_collector(cfg: EasyDict, policy: Policy) -> Collector:
+    """The collector `collector.type` names: envs in this process, or Ray rollout workers."""
+    if cfg.collector.type == 'ray':
+        from tidal.worker.ray_collector import RayCollector  # Ray is an optional extra
+        return RayCollector(cfg, policy.collect_mode, policy.device)
+    return SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)

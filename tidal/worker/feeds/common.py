@@ -1,0 +1,36 @@
+"""What every feed shares: its spec and checks as class-level defaults, and the warm-up of the replay feeds."""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from tidal.base.collector import Collector
+from tidal.base.feed import FeedSpec
+
+WARMUP_CHUNK = 1000  # env steps of random warm-up per feed step, so signals and checkpoints come in between
+
+
+class Feed:
+    """Base of the registered feeds: a subclass sets `SPEC` and overrides the checks it needs."""
+
+    name: ClassVar[str] = ''
+    SPEC: ClassVar[FeedSpec] = FeedSpec(entry_point='serial_pipeline', learns='learns off-policy', on_policy=False,
+                                        async_collection=True)
+
+    @classmethod
+    def spec(cls, cfg: Mapping[str, Any]) -> FeedSpec:
+        return cls.SPEC
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Refuse keys this feed cannot honour, in one line naming the key."""
+
+    @classmethod
+    def memory_rows(cls, cfg: Mapping[str, Any]) -> dict[str, int]:
+        """Transitions this feed holds besides the replay buffer, by the config key that sets them."""
+        return {}
+
+
+def warmup_steps(collector: Collector, random_collect_size: int, env_budget: Optional[int]) -> int:
+    """Env steps of random warm-up to collect in this feed step: a chunk, within the run's budget."""
+    steps = min(random_collect_size - collector.env_step, WARMUP_CHUNK)
+    return steps if env_budget is None else min(steps, env_budget)
