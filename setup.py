@@ -24,7 +24,7 @@ setup(
     extras_require={
         # the multi-agent tests run MPE, the DI-engine config tests Box2D and MuJoCo envs, the Ray tests Ray
         'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
-                 'ray>=2.9'],
+                 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10', 'types-PyYAML', 'types-tqdm'],
         'dist': ['ray>=2.9'],
         'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],

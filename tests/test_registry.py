@@ -1,7 +1,29 @@
 import pytest
 
-from tidal.base.errors import TidalError, UnknownNameError
-from tidal.registry import POLICY_REGISTRY, Registry, import_names
+from tidal.base.errors import ConfigError, TidalError, UnknownNameError
+from tidal.config.schema import FreeDict
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, Registry, import_names
+
+
+class UncommentedEnv:
+    config = dict(
+        # (str) Registered env name.
+        type='',
+        frame_skip=4,
+        env_kwargs=FreeDict(),  # free-form: exempt
+    )
+
+
+class UncommentedManager:
+    config = dict(
+        # (str) Registered env manager name.
+        type='',
+        retry=dict(
+            # (int >= 0) Retries of a failed step.
+            times=2,
+            wait_seconds=[0.5, 1.0],  # no rule
+        ),
+    )
 
 
 def test_register_get_build_and_names():
@@ -27,6 +49,48 @@ def test_taken_name_raises_unless_forced():
     assert registry.get('a') is float
 
 
+def test_check_refuses_at_registration_and_covers_what_registered_before_it():
+    registry = Registry('widget')
+    registry.register('int')(int)
+
+    def no_floats(name: str, obj: object) -> None:
+        if obj is float:
+            raise TidalError(f"widget '{name}' may not be float")
+
+    registry.check = no_floats  # int, registered before, passes
+    with pytest.raises(TidalError, match="widget 'f' may not be float"):
+        registry.register('f')(float)
+    assert 'f' not in registry
+    registry.check = None
+    registry.register('f')(float)
+    with pytest.raises(TidalError, match="widget 'f' may not be float"):
+        registry.check = no_floats
+
+
+def test_an_env_default_without_a_rule_fails_at_registration():
+    with pytest.raises(ConfigError) as err:
+        ENV_REGISTRY.register('test_uncommented_env')(UncommentedEnv)
+    assert str(err.value) == (f"env 'test_uncommented_env' ({__name__}.UncommentedEnv): config key 'env.frame_skip' "
+                              f"declares no rule in its comment, e.g. '# (int) What it sets.'")
+    assert 'test_uncommented_env' not in ENV_REGISTRY
+
+
+def test_an_env_manager_default_without_a_rule_fails_at_registration():
+    with pytest.raises(ConfigError) as err:
+        ENV_MANAGER_REGISTRY.register('test_uncommented_manager')(UncommentedManager)
+    assert str(err.value) == (f"env manager 'test_uncommented_manager' ({__name__}.UncommentedManager): config key "
+                              f"'env_manager.retry.wait_seconds' declares no rule in its comment, e.g. "
+                              f"'# (list[float]) What it sets.'")
+    assert 'test_uncommented_manager' not in ENV_MANAGER_REGISTRY
+
+
+def test_every_registered_env_and_env_manager_declares_its_rules():
+    for registry in (ENV_REGISTRY, ENV_MANAGER_REGISTRY):
+        assert registry.check is not None
+        for name in registry.names():
+            registry.check(name, registry.get(name))
+
+
 def test_unknown_name_suggests_the_closest():
     with pytest.raises(UnknownNameError) as err:
         POLICY_REGISTRY.get('sack')
@@ -36,9 +100,13 @@ def test_unknown_name_suggests_the_closest():
 
 def test_import_names_registers_a_users_module(tmp_path, monkeypatch):
     (tmp_path / 'my_widgets.py').write_text(
+        'from tidal.policies.base import Policy\n'
         'from tidal.registry import POLICY_REGISTRY\n'
         "@POLICY_REGISTRY.register('my_test_policy', force=True)\n"
-        'class MyPolicy:\n    pass\n')
+        'class MyPolicy(Policy):\n'
+        '    @classmethod\n'
+        '    def default_model(cls, cfg):\n'
+        "        return 'continuous_qac', ['tidal.models.qac']\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     import_names(['my_widgets'])
     assert POLICY_REGISTRY.get('my_test_policy').__name__ == 'MyPolicy'

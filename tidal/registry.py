@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
+import os
+import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
 from tidal.base.errors import TidalError, UnknownNameError
@@ -10,30 +13,116 @@ from tidal.base.errors import TidalError, UnknownNameError
 T = TypeVar('T')
 
 
-def import_names(modules: Iterable[str]) -> None:
-    """Import modules so that the classes they register become available by name."""
+def import_names(modules: Iterable[str], source: str = 'import_names') -> None:
+    """Import modules so that the classes they register become available by name.
+
+    Each entry is a module name (`my_package.my_policy`) or the path of a Python file (`./my_policy.py`,
+    `sub/my_policy.py`). A file is imported as the module named after it (`my_policy`), with its folder
+    put on the import path so that it can import its neighbours. `source` names where the entries came
+    from (`import_names`, `--import`) in the one-line error that a missing or failing module gives.
+    """
     for module in modules or ():
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise TidalError(f"cannot import module '{module}' named in import_names: {err}") from err
+        if not isinstance(module, str) or not module:
+            raise TidalError(f"{source} entries must be module names or .py file paths, got {module!r}")
+        if _is_file_path(module):
+            _import_file(module, source)
+        else:
+            _import_module(module, source)
+
+
+def _is_file_path(entry: str) -> bool:
+    return entry.endswith('.py') or '/' in entry or os.sep in entry
+
+
+def _import_module(name: str, source: str) -> None:
+    try:
+        importlib.import_module(name)
+    except ImportError as err:
+        raise TidalError(f"cannot import module '{name}' named in {source}: {_one_line(err)}") from err
+    except Exception as err:
+        raise TidalError(f"module '{name}' named in {source} failed to import: {_import_failure(err)}") from err
+
+
+def _import_file(path: str, source: str) -> None:
+    """Import the file `path` as the module named after it, once (a second call finds it imported)."""
+    file = os.path.abspath(path)
+    if not os.path.isfile(file):
+        what = 'is a folder; name a .py file' if os.path.isdir(file) else 'not found'
+        raise TidalError(f"cannot import '{path}' named in {source}: file {what}")
+    stem = os.path.splitext(os.path.basename(file))[0]
+    if not file.endswith('.py') or not stem.isidentifier():
+        raise TidalError(f"cannot import '{path}' named in {source}: a module file is named NAME.py, NAME "
+                         f"a Python identifier")
+    loaded = sys.modules.get(stem)
+    if loaded is not None:
+        if os.path.abspath(getattr(loaded, '__file__', None) or '') == file:
+            return
+        raise TidalError(f"cannot import '{path}' named in {source} as module '{stem}': a module of that name "
+                         f"is already imported (from {getattr(loaded, '__file__', None) or 'built-ins'}); "
+                         f"rename the file")
+    folder = os.path.dirname(file)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(stem, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[stem] = module  # before it runs, as `import` does: its classes pickle by module name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as err:
+        sys.modules.pop(stem, None)
+        if not isinstance(err, Exception):
+            raise
+        raise TidalError(f"'{path}' named in {source} failed to import: {_import_failure(err)}") from err
+
+
+def _import_failure(err: BaseException) -> str:
+    """One line on why a user's module failed to import: where a syntax error is, else the exception."""
+    if isinstance(err, SyntaxError):
+        where = f"{os.path.basename(err.filename or '?')}, line {err.lineno}"
+        return f'syntax error ({where}): {err.msg}'
+    if isinstance(err, TidalError):
+        return _one_line(err)
+    return f'{type(err).__name__}: {_one_line(err)}'
+
+
+def _one_line(err: BaseException) -> str:
+    return ' '.join(str(err).split())
 
 
 class Registry:
     """A named table of classes or factories.
 
     A name can be taken once; `force=True` replaces it on purpose (e.g. a user's own 'sac').
+    `check(name, obj)`, when set, refuses a malformed class at registration (raising), so that the error
+    names the class where it is written rather than surfacing in the first run that uses it.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, check: Optional[Callable[[str, Any], None]] = None) -> None:
         self.kind = kind
         self._table: dict[str, Callable[..., Any]] = {}
+        self._check: Optional[Callable[[str, Any], None]] = None
+        self.check = check
+
+    @property
+    def check(self) -> Optional[Callable[[str, Any], None]]:
+        return self._check
+
+    @check.setter
+    def check(self, check: Optional[Callable[[str, Any], None]]) -> None:
+        """Installed by a higher layer (this module imports none); what registered before it is checked now."""
+        self._check = check
+        if check is not None:
+            for name, obj in list(self._table.items()):
+                check(name, obj)
 
     def register(self, name: str, force: bool = False) -> Callable[[T], T]:
         def decorator(obj: T) -> T:
             if name in self._table and not force and self._table[name] is not obj:
                 raise TidalError(f"{self.kind} '{name}' is already registered by "
                                  f"{_qualname(self._table[name])}; pass force=True to replace it")
+            if self._check is not None:
+                self._check(name, obj)
             self._table[name] = obj
             return obj
 
@@ -77,12 +166,9 @@ def feed_class(policy_cls: Any) -> Any:
 
 
 def policy_class(policy_type: str, policy_cfg: Optional[Mapping[str, Any]] = None) -> Any:
-    """The class that runs `policy_type` under `policy_cfg` (the policy section as the user wrote it, or
-    compiled): the registered class, or the more specific one its `specialize` classmethod picks.
-
-    Every lookup of a policy class from a config goes through here, so that defaults, rules, model
-    checks, the pipeline and the built policy all come from the same class.
+    """The registered class of `policy_type`, whatever its section `policy_cfg` says: no policy picks or
+    builds another class from its config. What does depend on the section, the class answers under it
+    (`config_owners(section)`: the keys of a policy it holds; `default_model(section)`); `policy_cfg` stays
+    an argument only so that the lookups from a config read alike.
     """
-    cls = POLICY_REGISTRY.get(policy_type)
-    specialize = getattr(cls, 'specialize', None)
-    return specialize(policy_cfg if policy_cfg is not None else {}) if callable(specialize) else cls
+    return POLICY_REGISTRY.get(policy_type)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Mapping
 
 import pytest
 
@@ -37,7 +37,7 @@ class TinyPolicy(Policy):
     action_space = 'continuous'
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         return 'test_cfg_model', []
 
 
@@ -46,10 +46,15 @@ class TinyEnv:
     """Reports obs_shape 3; its action space is `env_kwargs.space` (continuous: shape 1, discrete: 4)."""
 
     config = dict(
+        # (str) Registered env name.
         type='',
+        # (list[str]) Modules to import first.
         import_names=[],
+        # (str) Env id.
         env_id='Tiny-v0',
+        # (int > 0) Collector envs.
         collector_env_num=2,
+        # (float) Return that ends the run.
         stop_value=100.0,
         env_kwargs=FreeDict(),
     )
@@ -66,7 +71,10 @@ class TinyEnv:
 
 @ENV_MANAGER_REGISTRY.register('test_cfg_manager', force=True)
 class TinyManager:
-    config = dict(type='test_cfg_manager')
+    config = dict(
+        # (str) Registered env manager name.
+        type='test_cfg_manager',
+    )
 
 
 CREATE_CONFIG = {

@@ -80,9 +80,11 @@ def test_import_names_register_a_users_policy(create_config, tmp_path, monkeypat
         'from tidal.registry import POLICY_REGISTRY\n\n\n'
         "@POLICY_REGISTRY.register('test_cfg_user_policy', force=True)\n"
         'class UserPolicy(Policy):\n'
-        '    config = dict(learn=dict(momentum=0.9))\n\n'
+        '    config = dict(learn=dict(\n'
+        '        # (float in [0, 1]) Momentum.\n'
+        '        momentum=0.9))\n\n'
         '    @classmethod\n'
-        '    def default_model(cls):\n'
+        '    def default_model(cls, cfg):\n'
         "        return 'test_cfg_model', []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     create_config['policy'] = {'type': 'test_cfg_user_policy', 'import_names': ['my_tidal_policy']}

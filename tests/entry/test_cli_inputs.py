@@ -1,4 +1,7 @@
 """CLI numbers, seeds and config files: every bad input is one line on stderr and exit code 2."""
+import os
+import sys
+
 import pytest
 
 import tidal.config.loader as loader
@@ -156,3 +159,93 @@ def test_config_folder_is_one_line(tmp_path, capsys):
     assert main(['train', str(folder), '--max-env-step', '1']) == 2
     assert one_error_line(capsys) == (f"tidal: error: config path '{folder}' is a folder; "
                                       f"name the config file inside it")
+
+
+# ----- --import: a module name or a file path; import_names beside the config --------------------
+
+USER_POLICY = """\
+from tidal.policies.sac import SACPolicy
+from tidal.registry import POLICY_REGISTRY
+
+
+@POLICY_REGISTRY.register('{name}', force=True)
+class UserPolicy(SACPolicy):
+    pass
+"""
+
+
+@pytest.fixture
+def user_modules(tmp_path, monkeypatch):
+    """The working folder is tmp_path; modules imported from it and import path entries are undone after."""
+    modules, path = set(sys.modules), list(sys.path)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    for name in set(sys.modules) - modules:
+        if (getattr(sys.modules[name], '__file__', None) or '').startswith(str(tmp_path)):
+            del sys.modules[name]
+    sys.path[:] = path
+
+
+def user_config(folder, policy, import_names=()):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / 'run.yaml'
+    text = CONFIG_YAML.replace('type: sac', f'type: {policy}')
+    if import_names:
+        text = text.replace('main_config:\n', f'main_config:\n  import_names: {list(import_names)}\n')
+    path.write_text(text)
+    return str(path)
+
+
+def test_import_takes_file_paths(user_modules, started):
+    (user_modules / 'cli_file_policy.py').write_text(USER_POLICY.format(name='cli_file_policy'))
+    (user_modules / 'sub').mkdir()
+    (user_modules / 'sub' / 'cli_sub_policy.py').write_text(USER_POLICY.format(name='cli_sub_policy'))
+    for path, policy in (('./cli_file_policy.py', 'cli_file_policy'), ('sub/cli_sub_policy.py', 'cli_sub_policy')):
+        config = user_config(user_modules / policy, policy)
+        assert main(['train', config, '--import', path, '--max-env-step', '1']) == 0
+        assert started[-1].policy.type == policy
+        assert sys.modules[policy].UserPolicy.__module__ == policy  # named after the file: it pickles
+
+
+def test_import_takes_module_names(user_modules, started):
+    package = user_modules / 'cli_user_pkg'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'policies.py').write_text(USER_POLICY.format(name='cli_pkg_policy'))
+    (user_modules / 'cli_cwd_policy.py').write_text(USER_POLICY.format(name='cli_cwd_policy'))
+    config = user_config(user_modules / 'configs', 'cli_pkg_policy')
+    # the working folder is on the import path, as under `python -m tidal`
+    assert main(['train', config, '--import', 'cli_user_pkg.policies', '--import', 'cli_cwd_policy',
+                 '--max-env-step', '1']) == 0
+    assert started[0].policy.type == 'cli_pkg_policy'
+    assert 'cli_cwd_policy' in sys.modules
+
+
+def test_import_names_find_a_module_beside_the_config(user_modules, started):
+    folder = user_modules / 'project'
+    config = user_config(folder, 'cli_beside_policy', import_names=['cli_beside_policy'])
+    (folder / 'cli_beside_policy.py').write_text(USER_POLICY.format(name='cli_beside_policy'))
+    (user_modules / 'elsewhere').mkdir()
+    os.chdir(user_modules / 'elsewhere')  # neither the working folder nor PYTHONPATH holds it
+    assert main(['train', config, '--max-env-step', '1']) == 0
+    assert started[0].policy.type == 'cli_beside_policy'
+    assert started[0].import_names == ['cli_beside_policy']
+
+
+@pytest.mark.parametrize('value, message', [
+    ('./cli_missing.py', "cannot import './cli_missing.py' named in --import: file not found"),
+    ('sub/cli_missing.py', "cannot import 'sub/cli_missing.py' named in --import: file not found"),
+    ('cli_missing_module', "cannot import module 'cli_missing_module' named in --import: "
+                           "No module named 'cli_missing_module'"),
+    ('./cli_raises.py', "'./cli_raises.py' named in --import failed to import: RuntimeError: boom at import"),
+    ('cli_raises', "module 'cli_raises' named in --import failed to import: RuntimeError: boom at import"),
+    ('./cli_syntax.py', "'./cli_syntax.py' named in --import failed to import: syntax error (cli_syntax.py, line 2): "),
+    ('cli_syntax', "module 'cli_syntax' named in --import failed to import: syntax error (cli_syntax.py, line 2): "),
+])
+def test_a_bad_import_is_one_line_naming_it(user_modules, capsys, started, value, message):
+    (user_modules / 'cli_raises.py').write_text("raise RuntimeError('boom at import')\n")
+    (user_modules / 'cli_syntax.py').write_text('x = 1\ndef broken(:\n')
+    assert main(['train', write_config(user_modules), '--import', value, '--max-env-step', '1']) == 2
+    assert one_error_line(capsys).startswith(f'tidal: error: {message}')
+    assert value.split('/')[-1].removesuffix('.py') not in sys.modules
+    assert started == []

@@ -1,5 +1,6 @@
-"""Several learner processes (DDP, gloo on CPU): an update equals one on the ranks' batches together,
-and a torchrun training run writes one run folder, counting the env steps of all ranks."""
+"""Several learner processes (DDP, gloo on CPU): an update equals one on the ranks' batches together
+(gradients averaged before they are clipped), and a torchrun training run writes one run folder, counting
+the env steps of all ranks."""
 import csv
 import json
 import os
@@ -13,7 +14,8 @@ import torch.multiprocessing as mp
 from tidal.config import compile_config, resolve_config_source
 from tidal.worker.builders import build_policy
 from tidal.worker.checkpoint import load_checkpoint
-from tidal.worker.distributed import average_gradients_on_step, broadcast_state, find_optimizers, init_distributed
+from tidal.policies.common import optimizer_step
+from tidal.worker.distributed import Lockstep, average_gradients, init_distributed, learn_optimizers
 
 BATCH = 8  # rows of the whole batch; each of the 2 ranks learns from half of it
 
@@ -53,9 +55,7 @@ def one_ddp_update(rank, port, out_path):
     context = init_distributed(torch.device('cpu'))
     torch.manual_seed(100 + rank)  # different initial weights: the broadcast must make them rank 0's
     policy = build_policy(small_discrete_sac_cfg())
-    policy.learn_mode.load_state_dict(broadcast_state(context, policy.learn_mode.state_dict()))
-    for optimizer in find_optimizers(policy):
-        average_gradients_on_step(context, optimizer)
+    Lockstep(context).start(policy.views())  # rank 0's weights, gradients averaged
     half = BATCH // 2
     policy.learn_mode.forward({key: value[rank * half:(rank + 1) * half] for key, value in fixed_batch().items()})
     if rank == 0:
@@ -88,6 +88,91 @@ def test_ddp_update_equals_one_process_update_on_concatenated_batch(tmp_path):
     for path, tensor in expected.items():
         torch.testing.assert_close(got[path], tensor, rtol=0, atol=1e-5, msg=f'{path} differs')
     assert any(not torch.equal(before[path], expected[path]) for path in before if path[0] == 'model')
+
+
+PPO_BATCH = 16
+
+
+def small_ppo_cfg():
+    """PPO whose gradient norm is always clipped (max norm 1e-3), with no per-batch advantage
+    normalisation: its loss is then a plain mean over the batch."""
+    main_config, create_config = resolve_config_source('cartpole_ppo')
+    return compile_config(main_config, create_config, seed=0, overrides=[
+        'policy.model.encoder_hidden_sizes=[16,16]', 'policy.learn.grad_clip_norm=0.001',
+        'policy.learn.adv_norm=False', 'policy.learn.entropy_weight=0.01'])
+
+
+def ppo_batch():
+    generator = torch.Generator().manual_seed(2)
+    return {'obs': torch.randn(PPO_BATCH, 4, generator=generator),
+            'action': torch.randint(0, 2, (PPO_BATCH,), generator=generator),
+            'log_prob': torch.full((PPO_BATCH,), -0.69) + 0.1 * torch.randn(PPO_BATCH, generator=generator),
+            'value': torch.randn(PPO_BATCH, generator=generator),
+            'return': torch.randn(PPO_BATCH, generator=generator),
+            'advantage': torch.randn(PPO_BATCH, generator=generator)}
+
+
+def one_clipped_ddp_update(rank, port, out_path):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE='2', MASTER_ADDR='127.0.0.1',
+                      MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    context = init_distributed(torch.device('cpu'))
+    torch.manual_seed(200 + rank)
+    policy = build_policy(small_ppo_cfg())
+    Lockstep(context).start(policy.views())
+    half = PPO_BATCH // 2
+    info = policy.learn_mode.forward({key: value[rank * half:(rank + 1) * half] for key, value in ppo_batch().items()})
+    if rank == 0:
+        torch.save({'state': learn_state(policy), 'grad_norm': info['grad_norm']}, out_path)
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def test_ddp_averages_gradients_before_clipping_them(tmp_path):
+    """With clipping active, the mean of the ranks' clipped gradients would differ from the clipped
+    mean (and each rank would log its own norm): two ranks must make the single process's update on the
+    whole batch, weights, Adam moments and the logged grad_norm alike."""
+    out_path = tmp_path / 'rank0.pt'
+    mp.spawn(one_clipped_ddp_update, args=(free_port(), str(out_path)), nprocs=2, join=True)
+    torch.manual_seed(200)
+    single = build_policy(small_ppo_cfg())
+    before = learn_state(single)
+    info = single.learn_mode.forward(ppo_batch())
+    assert info['grad_norm'] > 0.01  # 10 times the max norm at least: the clipping bites
+    got = torch.load(out_path, weights_only=True)
+    torch.testing.assert_close(got['grad_norm'], info['grad_norm'], rtol=1e-5, atol=1e-6)
+    expected = learn_state(single)
+    assert got['state'].keys() == expected.keys()
+    for path, tensor in expected.items():
+        torch.testing.assert_close(got['state'][path], tensor, rtol=0, atol=1e-6, msg=f'{path} differs')
+    assert any(not torch.equal(before[path], expected[path]) for path in before if path[0] == 'model')
+
+
+def test_every_optimizer_of_a_policy_is_listed_for_averaging():
+    """DDP reads the optimizers from the learn view (and from the extra views that are learn modes)."""
+    sac = build_policy(small_discrete_sac_cfg())
+    assert learn_optimizers(sac.views()) == [sac._optimizer_q, sac._optimizer_policy]
+    main_config, create_config = resolve_config_source('cartpole_ppg')
+    ppg = build_policy(compile_config(main_config, create_config, seed=0))
+    assert learn_optimizers(ppg.views()) == [ppg._optimizer, ppg._aux_optimizer]
+
+
+def test_a_plain_optimizer_step_is_averaged_once(monkeypatch):
+    """A step through the helpers averages before clipping; a policy's own `optimizer.step()` still
+    averages, just before the step; neither averages twice."""
+    import tidal.worker.distributed as distributed
+    calls = []
+    monkeypatch.setattr(distributed, 'all_reduce_mean_gradients', lambda context, opt: calls.append(opt))
+    param = torch.nn.Parameter(torch.ones(2))
+    optimizer = torch.optim.SGD([param], lr=0.1)
+    average_gradients(distributed.DistContext(rank=0, world_size=2), [optimizer])
+    optimizer_step(optimizer, (param * 2).sum())
+    assert calls == [optimizer]
+    optimizer.zero_grad()
+    (param * 2).sum().backward()
+    optimizer.step()
+    assert calls == [optimizer, optimizer]
+
 
 def test_torchrun_train_writes_one_run_folder_counting_all_ranks_env_steps(tmp_path):
     command = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2', f'--master_port={free_port()}',

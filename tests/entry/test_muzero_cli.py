@@ -95,6 +95,6 @@ def test_serial_pipeline_muzero_runs_from_python_and_the_off_policy_entry_refuse
     with pytest.raises(ConfigError, match="policy 'muzero' learns from unrolled trajectories; train it with "
                                           "serial_pipeline_muzero"):
         serial_pipeline('cartpole_muzero', max_env_step=10, progress=False, overrides=[f'exp_name={tmp_path / "x"}'])
-    with pytest.raises(ConfigError, match="policy 'sac' does not learn from unrolled trajectories"):
+    with pytest.raises(ConfigError, match="policy 'sac' learns off-policy; train it with serial_pipeline "):
         serial_pipeline_muzero('pendulum_sac', max_env_step=10, progress=False,
                                overrides=[f'exp_name={tmp_path / "sac"}'])

@@ -96,6 +96,25 @@ def test_crashed_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, mo
     assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
 
 
+def test_env_step_schedules_resume_exactly(tmp_path, monkeypatch):
+    """Evaluations, logs and checkpoints due by env steps continue where the killed run left them."""
+    overrides = ['policy.eval.evaluator.eval_freq=1000', 'policy.eval.evaluator.eval_freq_env_steps=70',
+                 'policy.learn.learner.log_freq=1000', 'policy.learn.learner.log_freq_env_steps=45',
+                 'policy.learn.learner.save_ckpt_freq=1000', 'policy.learn.learner.save_ckpt_freq_env_steps=80']
+    train(tmp_path, 'whole', overrides=overrides)
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 180)  # the checkpoint at env step 131 + 80 comes before
+        train(tmp_path, 'crashed', overrides=overrides)
+    monkeypatch.undo()
+    resume(tmp_path / 'crashed', progress=False)
+    assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
+    assert [int(row[0]) for row in eval_rows(tmp_path / 'whole')] == [50, 120, 190, 260, 330]
+
+    def train_lines(run):
+        return [line.split('] ', 1)[1] for line in (run / 'log.txt').read_text().splitlines() if 'train @' in line]
+    assert train_lines(tmp_path / 'crashed') == train_lines(tmp_path / 'whole') != []
+
+
 def test_resume_drops_what_the_crashed_process_logged_after_its_checkpoint(tmp_path, monkeypatch):
     with pytest.raises(Crash):
         crash_after(monkeypatch, 200)  # after evaluations at 60, 120: the checkpoint at 160 comes first

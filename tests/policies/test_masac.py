@@ -6,8 +6,8 @@ import torch
 
 from tidal.base.errors import ConfigError
 from tidal.models.maqac import ContinuousMAQAC, DiscreteMAQAC
-from tidal.policies import DiscreteSACPolicy, SACPolicy, SQILSACPolicy
-from tidal.registry import POLICY_REGISTRY, policy_class
+from tidal.policies import DiscreteSACPolicy, SACPolicy, SACVPolicy, SQILSACPolicy
+from tidal.registry import POLICY_REGISTRY
 
 AGENTS, OBS, GLOBAL, ACTIONS = 3, 4, 7, 5
 
@@ -41,16 +41,24 @@ def test_multi_agent_flag_picks_the_multi_agent_model():
     assert isinstance(make_policy(DiscreteSACPolicy).model, DiscreteMAQAC)
     assert isinstance(make_policy(SACPolicy, action_shape=2).model, ContinuousMAQAC)
     assert isinstance(make_policy(SQILSACPolicy, action_shape=2).model, ContinuousMAQAC)
-    assert policy_class('discrete_sac', {'multi_agent': True}).default_model() == \
-        ('discrete_maqac', ['tidal.models.maqac'])
-    assert policy_class('sac', {'multi_agent': False}).default_model()[0] == 'continuous_qac'
-    cfg = make_policy(SACPolicy, action_shape=2).cfg
-    assert isinstance(POLICY_REGISTRY.build('sac', cfg), SACPolicy)
+    assert DiscreteSACPolicy.default_model({'multi_agent': True}) == ('discrete_maqac', ['tidal.models.maqac'])
+    assert SACPolicy.default_model({'multi_agent': True}) == ('continuous_maqac', ['tidal.models.maqac'])
+    assert SACPolicy.default_model({'multi_agent': False})[0] == 'continuous_qac'
+
+
+@pytest.mark.parametrize('name, cls, model', [('sac', SACPolicy, ContinuousMAQAC),
+                                               ('sqil_sac', SQILSACPolicy, ContinuousMAQAC),
+                                               ('discrete_sac', DiscreteSACPolicy, DiscreteMAQAC)])
+def test_the_registry_builds_the_registered_class_itself_with_the_multi_agent_model(name, cls, model):
+    cfg = make_policy(cls, action_shape=2).cfg
+    policy = POLICY_REGISTRY.build(name, cfg)
+    assert type(policy) is cls and isinstance(policy.model, model)
 
 
 def test_sac_v_refuses_the_multi_agent_flag():
-    with pytest.raises(ConfigError, match="policy 'sac_v' has no multi-agent form"):
-        policy_class('sac_v', {'multi_agent': True})
+    with pytest.raises(ConfigError) as err:
+        SACVPolicy.default_model({'multi_agent': True})
+    assert str(err.value) == "policy 'sac_v' has no multi-agent form; config key 'policy.multi_agent' must be False"
 
 
 def test_masked_actions_are_never_chosen_per_agent():

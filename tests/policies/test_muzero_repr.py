@@ -1,9 +1,12 @@
 """muzero_repr: a MuZero model's latent as the observation of PPO or SAC.
 
-The class picked from the config, the options refused, where gradients reach the encoder, what is
-stored (raw observations, env rewards), the model's own update schedule, state dicts, and short runs.
+The policy held under the config, the options refused, where gradients reach the encoder, what is
+stored (raw observations, env rewards) in the 'repr' feed's model replay, the model's own update schedule,
+state dicts, and short runs.
 """
+import ast
 import copy
+import inspect
 import json
 import os
 import signal
@@ -12,18 +15,23 @@ import sys
 
 import pytest
 import torch
+from easydict import EasyDict
 
+import tidal.policies.muzero_repr as muzero_repr
 from tidal.config import comments_for, compile_config
 from tidal.config.declared import class_rules
 from tidal.base.defaults import FreeDict, class_defaults
-from tidal.entry.pipelines import resume, run_feed, train
+from tidal.entry.pipelines import check_entry_point, resume, run_feed, train
 from tidal.worker.feeds.replay import ReplayFeed
+from tidal.worker.feeds.repr import ReprFeed
 from tidal.worker.feeds.rollout import RolloutFeed
+from tidal.worker.learner import Learner
 from tidal.entry.run import RunInterrupted
 from tidal.base.errors import ConfigError, TidalError
 from tidal.models.muzero import MuZeroLossError, MuZeroModel, MuZeroTargets
 from tidal.base.modes import EnvLayout, Timestep
-from tidal.policies.muzero_repr import RL_TYPES, MuZeroReprPolicy
+from tidal.policies.discrete_sac import DiscreteSACPolicy
+from tidal.policies.muzero_repr import RL_TYPES, MuZeroReprPolicy, wrapped_policy_class
 from tidal.registry import POLICY_REGISTRY, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
@@ -43,7 +51,7 @@ def deep_update(tree, values):
 
 def make_policy(rl_type='ppo', enable_field=('learn', 'collect', 'eval'), action_shape=ACTIONS, **overrides):
     cls = policy_class('muzero_repr', {'rl_type': rl_type})
-    cfg = cls.default_config()
+    cfg = cls.default_config({'rl_type': rl_type})
     cfg.rl_type = rl_type
     cfg.model.update(obs_shape=OBS, action_shape=action_shape)
     if rl_type == 'ppo':
@@ -86,6 +94,32 @@ def collect(policy, obs=None, steps=None, random=False):
     return sample, columns, acted
 
 
+class StubCollector:
+    """What the feeds ask of a collector: `collect` collects with the helper above (ENVS envs, STEPS steps)."""
+
+    num_envs = ENVS
+
+    def __init__(self, policy):
+        self.policy, self.env_step = policy, 0
+
+    def collect(self, n_sample, random=False):
+        self.env_step += ENVS * STEPS
+        return collect(self.policy, random=random)[0]
+
+
+def make_feed(policy):
+    """The 'repr' feed of `policy` (its model replay and schedule), around the held policy's own feed."""
+    return ReprFeed(EasyDict(policy=policy.cfg, seed=0), policy.views(), StubCollector(policy),
+                    Learner(policy.learn_mode))
+
+
+def collect_into(feed, policy, **kwargs):
+    """`collect`, its raw steps then taken into the feed's model replay (as after a collection of the feed)."""
+    result = collect(policy, **kwargs)
+    feed.store()
+    return result
+
+
 def encoder_params(policy):
     return [p.detach().clone() for p in policy.repr_model.representation.parameters()]
 
@@ -103,20 +137,27 @@ def sac_batch(size=8, seed=0, continuous=False):
             'terminated': torch.zeros(size, dtype=torch.bool), 'truncated': torch.zeros(size, dtype=torch.bool)}
 
 
-# ----- the class picked from the config ----------------------------------------------------------
-def test_rl_type_picks_the_wrapped_policys_defaults_rules_and_pipeline():
-    cases = {'ppo': ('rollout', 'clip_ratio', None), 'discrete_sac': ('replay', 'learning_rate_q', 'discrete')}
-    for rl_type, (pipeline, learn_key, action_space) in cases.items():
+# ----- the policy held under the config ----------------------------------------------------------
+def test_rl_type_picks_the_held_policys_defaults_rules_and_feed():
+    cases = {'ppo': ('rollout', 'clip_ratio', None, 'serial_pipeline_onpolicy'),
+             'discrete_sac': ('replay', 'learning_rate_q', 'discrete', 'serial_pipeline')}
+    for rl_type, (pipeline, learn_key, action_space, entry_point) in cases.items():
         main = {'env': {'env_id': 'CartPole-v1'}, 'policy': {'rl_type': rl_type}}
         create = {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}
         cfg = compile_config(main, create, infer_shapes=False)
         assert cfg.policy.type == 'muzero_repr' and learn_key in cfg.policy.learn
         assert cfg.policy.repr.training.interval == 1 and cfg.policy.repr.train_policy is False
-        assert run_feed(cfg).name == pipeline
-        cls = policy_class('muzero_repr', cfg.policy)
-        assert cls is policy_class('muzero_repr', {'rl_type': rl_type})  # one class per wrapped policy
-        assert issubclass(cls, MuZeroReprPolicy) and issubclass(cls, POLICY_REGISTRY.get(rl_type))
-        assert cls.action_space == action_space
+        # the 'repr' feed decorates the held policy's feed, whose spec (entry point) it gives
+        assert run_feed(cfg) is ReprFeed and ReprFeed.inner_class(cfg).name == pipeline
+        assert ReprFeed.spec(cfg) == ReprFeed.inner_class(cfg).spec(cfg)
+        assert ReprFeed.spec(cfg).entry_point == entry_point
+        check_entry_point(cfg, entry_point)
+        assert policy_class('muzero_repr', cfg.policy) is MuZeroReprPolicy  # one class, whatever it holds
+        inner = wrapped_policy_class(cfg.policy)
+        assert inner is POLICY_REGISTRY.get(rl_type) and inner.action_space == action_space
+        owners = MuZeroReprPolicy.config_owners(cfg.policy)  # the held policy's keys first, then its own
+        assert owners[-1] is MuZeroReprPolicy and owners[:len(inner.config_owners(cfg.policy))] == \
+            inner.config_owners(cfg.policy)
         comments = comments_for(cfg)  # tidal config show documents the keys of both
         assert comments[f'policy.learn.{learn_key}']
         assert comments['policy.repr.training.interval'].startswith('(int > 0)')
@@ -138,10 +179,13 @@ def leaf_paths(tree, prefix=''):
 
 
 @pytest.mark.parametrize('rl_type', RL_TYPES)
-def test_every_default_of_the_wrapped_classes_declares_a_rule(rl_type):
-    cls = policy_class('muzero_repr', {'rl_type': rl_type})
-    rules = class_rules(cls)
-    assert [path for path in leaf_paths(class_defaults(cls)) if path not in rules] == []
+def test_every_default_of_the_config_owners_declares_a_rule(rl_type):
+    section = {'rl_type': rl_type}
+    rules = class_rules(MuZeroReprPolicy, section)
+    defaults = class_defaults(MuZeroReprPolicy, section)
+    assert [path for path in leaf_paths(defaults) if path not in rules] == []
+    assert defaults['type'] == 'muzero_repr' and defaults['rl_type'] == 'ppo'  # its own keys win
+    assert set(leaf_paths(class_defaults(POLICY_REGISTRY.get(rl_type)))) <= set(leaf_paths(defaults))
     assert str(rules['rl_type'].text) == "str in {'ppo', 'discrete_sac', 'sac'}"
 
 
@@ -153,10 +197,27 @@ def test_unknown_rl_type_names_the_allowed_ones():
                               "that learns on the latent), got 'dqn'")
 
 
-def test_registry_build_makes_the_wrapped_class():
+def test_registry_build_holds_the_rl_type_policy():
     cfg = make_policy('discrete_sac').cfg
     policy = POLICY_REGISTRY.build('muzero_repr', cfg)
-    assert type(policy).__name__ == 'MuZeroReprDiscreteSACPolicy'
+    assert type(policy) is MuZeroReprPolicy and type(policy.inner) is DiscreteSACPolicy
+    assert policy.model['rl'] is policy.inner.model  # both networks, the held one acting on the latent
+    assert policy.inner.cfg.model.obs_shape == LATENT and policy.cfg.model.obs_shape == OBS
+
+
+@pytest.mark.parametrize('rl_type', RL_TYPES)
+def test_no_class_is_made_at_run_time(rl_type):
+    policy = make_policy(rl_type, action_shape=1 if rl_type == 'sac' else ACTIONS)
+    assert type(policy) is MuZeroReprPolicy and type(policy.inner) is POLICY_REGISTRY.get(rl_type)
+    assert not hasattr(MuZeroReprPolicy, 'specialize') and '__new__' not in vars(MuZeroReprPolicy)
+    assert MuZeroReprPolicy.__subclasses__() == []
+
+
+def test_the_policy_module_imports_nothing_from_the_worker_layer():
+    tree = ast.parse(inspect.getsource(muzero_repr))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module or '' for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert imported and not [name for name in imported if name.startswith('tidal.worker')]
 
 
 @pytest.mark.parametrize('overrides, message', [
@@ -206,26 +267,27 @@ def test_encoder_step_follows_the_gradient_summed_over_the_wrapped_losses():
     reference = make_policy('discrete_sac', repr={'encoder_grad': True}, learn={'auto_alpha': False})
     reference.learn_mode.load_state_dict(policy.learn_mode.state_dict())
     policy._encoder_optimizer = torch.optim.SGD(policy.repr_model.representation.parameters(), lr=1.0)
+    sac = reference.inner  # the held discrete SAC, on the latent
     # the losses of the update, both measured before it, differentiated through h
     latent = reference.repr_model.represent(batch['obs'])
     with torch.no_grad():
         next_obs = reference.repr_model.represent(batch['next_obs'])
-        _, next_prob, next_log_prob = reference._policy(next_obs)
-        next_q = reference._target_critic(next_obs).min(dim=0).values
-        alpha = reference._temperature.value
+        _, next_prob, next_log_prob = sac._policy(next_obs)
+        next_q = sac._target_critic(next_obs).min(dim=0).values
+        alpha = sac._temperature.value
         next_value = (next_prob * (next_q - alpha * next_log_prob)).sum(dim=-1)
-        target = batch['reward'] + reference._gamma * next_value
-    q = gather_action(reference._model.critic(latent), batch['action'])
+        target = batch['reward'] + sac._gamma * next_value
+    q = gather_action(sac.model.critic(latent), batch['action'])
     critic_loss = (q - target).pow(2).mean(dim=1).sum()
     encoder = list(reference.repr_model.representation.parameters())
     critic_grads = torch.autograd.grad(critic_loss, encoder, retain_graph=True)
     before = encoder_params(policy)
     policy.learn_mode.forward(batch)
     # the policy loss sees the critics after their step: take them from the updated policy
-    reference._model.critic.load_state_dict(policy._model.critic.state_dict())
-    _, prob, log_prob = reference._policy(latent)
+    sac.model.critic.load_state_dict(policy.inner.model.critic.state_dict())
+    _, prob, log_prob = sac._policy(latent)
     with torch.no_grad():
-        min_q = reference._model.critic(latent).min(dim=0).values
+        min_q = sac.model.critic(latent).min(dim=0).values
     policy_grads = torch.autograd.grad((prob * (alpha * log_prob - min_q)).sum(dim=-1).mean(), encoder)
     for old, new, critic_grad, policy_grad in zip(before, encoder_params(policy), critic_grads, policy_grads):
         assert critic_grad.abs().sum() > 0 and policy_grad.abs().sum() > 0
@@ -236,12 +298,14 @@ def test_encoder_step_follows_the_gradient_summed_over_the_wrapped_losses():
 def test_raw_observations_and_env_rewards_are_stored():
     torch.manual_seed(0)
     policy = make_policy('ppo', normalize={'reward': True})
+    feed = make_feed(policy)
     steps = timesteps(truncate_at=2)
-    sample, columns, acted = collect(policy, steps=steps)
+    sample, columns, acted = collect_into(feed, policy, steps=steps)
     raw = torch.cat(acted)
     assert sample['obs'].shape == (ENVS * STEPS, OBS) and torch.equal(sample['obs'], raw)
     assert 'repr_reward' not in sample and 'repr_bootstrap_value' not in sample
-    buffer = policy.repr_buffer
+    assert policy.views().extra['repr'].collected() == []  # the feed took them
+    buffer = feed.buffer
     assert isinstance(buffer, PrioritizedTrajectoryBuffer) and buffer.current_position().tolist() == [STEPS] * ENVS
     env_ids = torch.arange(ENVS).repeat(STEPS)
     positions = torch.arange(STEPS).repeat_interleave(ENVS)
@@ -268,17 +332,17 @@ def test_off_policy_transitions_keep_raw_obs_and_next_obs():
 
 def test_dict_observations_encode_only_the_observation_and_keep_the_mask():
     torch.manual_seed(0)
-    policy = make_policy('discrete_sac')
+    policy = make_policy('discrete_sac', repr={'training': {'interval': 1}})
+    feed = make_feed(policy)
     mask = torch.tensor([[True, False, True], [False, True, False]])
     obs = {'observation': torch.randn(ENVS, OBS), 'action_mask': mask}
     assert mask.gather(1, policy.eval_mode.forward(obs)['action'][:, None]).all()
     steps = [Timestep(next_obs={'observation': step.next_obs, 'action_mask': mask}, reward=step.reward,
                       terminated=step.terminated, truncated=step.truncated, first=step.first) for step in timesteps()]
-    sample, _, _ = collect(policy, obs=obs, steps=steps)
+    sample, _, _ = collect_into(feed, policy, obs=obs, steps=steps)
     assert sample['obs']['observation'].shape == (ENVS * STEPS, OBS)
     assert torch.equal(sample['obs']['action_mask'][:2], mask)
-    assert torch.equal(policy.repr_buffer.get(torch.tensor([1]), torch.tensor([0]))['obs']['action_mask'], mask[1:])
-    policy._cfg.repr.training.interval = 1
+    assert torch.equal(feed.buffer.get(torch.tensor([1]), torch.tensor([0]))['obs']['action_mask'], mask[1:])
     info = policy.learn_mode.forward(tree_map(lambda column: column[:8], sample))  # and one model update
     assert policy._learner.updates == 1 and float(info['repr_total_loss']) > 0
 
@@ -288,7 +352,8 @@ def test_model_updates_every_interval_learn_calls_once_enough_steps_are_collecte
     torch.manual_seed(0)
     policy = make_policy('ppo', repr={'training': {'interval': 3, 'num_updates_per_train_iter': 2,
                                                    'initial_collect_steps': 2 * ENVS * STEPS}})
-    sample, _, _ = collect(policy)  # half of initial_collect_steps
+    feed = make_feed(policy)  # keeps the model's replay and schedules its updates inside the learn updates
+    sample, _, _ = collect_into(feed, policy)  # half of initial_collect_steps
     learner = policy._learner
     updates = []
     for _ in range(4):
@@ -296,7 +361,7 @@ def test_model_updates_every_interval_learn_calls_once_enough_steps_are_collecte
         updates.append(learner.updates)
         assert float(info['repr_total_loss']) == 0.0  # reported (for the finite guard) before the first update
     assert updates == [0, 0, 0, 0]
-    collect(policy)  # now initial_collect_steps are in the model's replay
+    collect_into(feed, policy)  # now initial_collect_steps are in the model's replay
     for _ in range(5):  # learn calls 5..9: the interval comes round at 6 and 9
         info = policy.learn_mode.forward(sample)
         updates.append(learner.updates)
@@ -309,8 +374,9 @@ def test_sequences_of_starts_are_capped_at_each_envs_newest_step():
     torch.manual_seed(0)
     policy = make_policy('ppo', repr={'training': {'mini_batch_size': 64, 'mini_batch_length': 4,
                                                    'priority': False}})
-    collect(policy)
-    env_ids, positions, weight = policy._sample_starts()
+    feed = make_feed(policy)
+    collect_into(feed, policy)
+    env_ids, positions, weight = feed.sample_starts()
     assert weight is None and env_ids.shape == positions.shape == (256,)
     starts = positions.reshape(64, 4)
     assert (starts.diff(dim=1) >= 0).all() and (starts.diff(dim=1) <= 1).all()
@@ -321,7 +387,8 @@ def test_continuous_actions_train_the_model_with_sac():
     torch.manual_seed(0)
     policy = make_policy('sac', action_shape=1, repr={'encoder_grad': True, 'training': {'interval': 1}})
     assert policy.repr_model.continuous_actions
-    collect(policy, random=True)
+    feed = make_feed(policy)
+    collect_into(feed, policy, random=True)
     info = policy.learn_mode.forward(sac_batch(continuous=True))
     assert policy._learner.updates == 1 and torch.isfinite(info['repr_total_loss'])
     with pytest.raises(ConfigError, match='policy.repr.train_policy needs discrete actions'):
@@ -357,17 +424,21 @@ def test_continuous_unrolls_repeat_the_last_action_past_the_episode_end():
 def test_learn_and_collect_state_round_trip():
     torch.manual_seed(0)
     policy = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
-    sample, _, _ = collect(policy)
+    feed = make_feed(policy)
+    sample, _, _ = collect_into(feed, policy)
     for _ in range(3):
         policy.learn_mode.forward(sample)
     # copies, as a checkpoint holds them: a state dict shares its tensors with the live optimizers
-    learn_state, collect_state = copy.deepcopy((policy.learn_mode.state_dict(), policy.collect_mode.state_dict()))
-    assert {'repr', 'repr_learn_calls', 'encoder_optimizer'} <= set(learn_state) and 'repr_buffer' in collect_state
-    assert 'repr_buffer' not in learn_state
+    learn_state, collect_state, feed_state = copy.deepcopy(
+        (policy.learn_mode.state_dict(), policy.collect_mode.state_dict(), feed.state_dict()))
+    assert {'repr', 'repr_learn_calls', 'encoder_optimizer'} <= set(learn_state) and 'repr_buffer' in feed_state
+    assert 'repr_buffer' not in learn_state and 'repr_buffer' not in collect_state
     torch.manual_seed(1)
     restored = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
+    restored_feed = make_feed(restored)
     restored.learn_mode.load_state_dict(learn_state)
     restored.collect_mode.load_state_dict(collect_state)
+    restored_feed.load_state_dict(feed_state)
     obs = torch.randn(5, OBS)
     assert torch.equal(policy.eval_mode.forward(obs)['action'], restored.eval_mode.forward(obs)['action'])
     # the next update (a model update too: call 4) is the same: optimizers, counters, replay and its sampling
@@ -409,7 +480,7 @@ def test_cli_trains_the_ppo_zoo_config(tmp_path):
     latest = load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')
     # 4 model updates (the zoo's) at learn calls 4, 8, 12, 16: the first rollout filled initial_collect_steps
     assert latest['policy']['repr']['updates'] == 4 * 4
-    assert latest['collector']['policy']['repr_buffer']['current'].tolist() == [128, 128]
+    assert latest['feed']['repr_buffer']['current'].tolist() == [128, 128]
     assert 'repr_total_loss=' in (tmp_path / 'run' / 'log.txt').read_text()
 
 
@@ -436,7 +507,7 @@ def small_run(tmp_path, name, rl_type):
 
 def test_discrete_sac_trains_end_to_end(tmp_path):
     policy = train(small_run(tmp_path, 'sac', 'discrete_sac'), max_env_step=200, progress=False)
-    assert type(policy).__name__ == 'MuZeroReprDiscreteSACPolicy'
+    assert type(policy) is MuZeroReprPolicy and type(policy.inner) is DiscreteSACPolicy
     summary = json.loads((tmp_path / 'sac' / 'summary.json').read_text())
     assert summary['env_step'] == 200 and summary['train_iter'] == (200 - 64) // 8
     assert policy._learner.updates == summary['train_iter'] // 5
@@ -466,12 +537,12 @@ def test_sigterm_stopped_run_resumes_to_the_same_model_and_replay(tmp_path, monk
         train(small_run(tmp_path, 'stopped', rl_type), max_env_step=192, progress=False)
     monkeypatch.undo()
     stopped = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
-    assert 0 < stopped['collector']['env_step'] < 192 and 'repr_buffer' in stopped['collector']['policy']
+    assert 0 < stopped['collector']['env_step'] < 192 and 'repr_buffer' in stopped['feed']
     resume(tmp_path / 'stopped', progress=False)
     first = load_checkpoint(tmp_path / 'whole' / 'ckpt' / 'latest.pt')
     second = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
     assert first['policy']['repr']['updates'] > 0
-    for part in ('policy', 'collector'):
+    for part in ('policy', 'collector', 'feed'):
         left, right = dict(tensors(first[part])), dict(tensors(second[part]))
         assert left.keys() == right.keys() and left
         for key in left:

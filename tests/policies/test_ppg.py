@@ -88,7 +88,7 @@ def build_feed(*overrides):
     policy = build_policy(cfg)
     collector = SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
     learner = Learner(policy.learn_mode, policy.device)
-    feed = AuxPhaseFeed(cfg, policy, collector, learner)
+    feed = AuxPhaseFeed(cfg, policy.views(), collector, learner)
     collector.reset(seed=cfg.seed)
     return feed
 
@@ -112,7 +112,7 @@ def recorded_feed():
     feed.collector.collect = recording_collect
     feed.aux_mode = dataclasses.replace(feed.aux_mode, forward=recording_forward)
     yield feed, rollouts, batches
-    feed.collector.env.close()
+    feed.collector.close()
 
 
 def test_aux_buffer_fills_for_interval_rollouts_then_a_phase_empties_it(recorded_feed):
@@ -168,7 +168,7 @@ def test_sequence_starts_step_envs_apart_within_each_rollout():
                     for i in range(ENVS)]
         assert starts.tolist() == expected
     finally:
-        feed.collector.env.close()
+        feed.collector.close()
 
 
 def test_disabled_aux_phase_never_fills_the_buffer():
@@ -179,7 +179,7 @@ def test_disabled_aux_phase_never_fills_the_buffer():
             assert len(feed.buffer) == 0
         assert 'aux' not in feed.learner._phases
     finally:
-        feed.collector.env.close()
+        feed.collector.close()
 
 
 def test_mini_batch_length_that_does_not_divide_the_steps_per_env_is_a_config_error():

@@ -44,7 +44,7 @@ def make_constant(policy: SACVPolicy, q: tuple[float, float], v: float) -> None:
 
 def test_sac_v_is_registered_with_its_model():
     assert POLICY_REGISTRY.get('sac_v') is SACVPolicy
-    assert SACVPolicy.default_model() == ('continuous_qvac', ['tidal.models.qvac'])
+    assert SACVPolicy.default_model({}) == ('continuous_qvac', ['tidal.models.qvac'])
     assert isinstance(make_sac_v().model, ContinuousQVAC)
 
 

@@ -59,7 +59,7 @@ def test_one_worker_collects_exactly_what_the_local_collector_does():
     policy = build_policy(cfg)
     local = SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
     local.reset(seed=stream_seed(cfg.seed))
-    remote = RayCollector(cfg, policy)
+    remote = RayCollector(cfg, policy.collect_mode, policy.device)
     try:
         remote.reset()
         for random in (True, False, False):  # the warm-up's random actions, then the policy's
@@ -67,8 +67,8 @@ def test_one_worker_collects_exactly_what_the_local_collector_does():
         assert remote.env_step == local.env_step == 90
         assert sorted(remote.episodes.lengths) == sorted(local.episodes.lengths) == [7] * 12
     finally:
-        remote.env.close()
-        local.env.close()
+        remote.close()
+        local.close()
 
 
 def test_two_workers_keep_the_transition_contract_on_truncations():
@@ -76,12 +76,12 @@ def test_two_workers_keep_the_transition_contract_on_truncations():
     cfg = config('env.collector_env_num=4', 'env.env_kwargs={max_episode_steps: 5}',
                  'collector.type=ray', 'collector.num_workers=2')
     policy = build_policy(cfg)
-    remote = RayCollector(cfg, policy)
+    remote = RayCollector(cfg, policy.collect_mode, policy.device)
     try:
         remote.reset()
         sample = remote.collect(48)
     finally:
-        remote.env.close()
+        remote.close()
     envs, steps = 4, 12
     assert sample['obs'].shape == (envs * steps, 3)
     truncated = sample['truncated'].reshape(steps, envs)
@@ -163,12 +163,12 @@ def test_an_env_that_always_fails_to_reset_stops_after_bounded_retries():
     cfg = config(*FAULTY, f'env.env_kwargs={{max_episode_steps: 20, fail: reset_always, spare_pid: {os.getpid()}}}', 'collector.type=ray', 'collector.num_workers=1',
                  'collector.max_restarts=2', 'env.collector_env_num=1')
     policy = build_policy(cfg)
-    remote = RayCollector(cfg, policy)
+    remote = RayCollector(cfg, policy.collect_mode, policy.device)
     try:
         with pytest.raises(WorkerError) as err:
             remote.reset()
     finally:
-        remote.env.close()
+        remote.close()
     message = str(err.value)
     assert '\n' not in message
     assert '3 times in a row' in message and 'collector.max_restarts=2' in message
@@ -209,9 +209,9 @@ def test_muzero_refuses_ray_collection():
 
 def test_workers_are_gone_after_close():
     cfg = config('collector.type=ray', 'collector.num_workers=1', 'env.collector_env_num=1')
-    remote = RayCollector(cfg, build_policy(cfg))
-    actor = remote.env.actors[0]
-    remote.env.close()
+    remote = RayCollector(cfg, build_policy(cfg).collect_mode, torch.device("cpu"))
+    actor = remote.actors[0]
+    remote.close()
     deadline = time.monotonic() + 60
     with pytest.raises(ray.exceptions.RayActorError):
         while time.monotonic() < deadline:  # the kill takes effect shortly after close returns

@@ -6,7 +6,7 @@ nothing else of tidal.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from easydict import EasyDict
 
@@ -34,13 +34,37 @@ def merge_defaults(base: Mapping, update: Mapping) -> dict:
     return merged
 
 
-def class_defaults(obj: Any) -> dict:
-    """The `config` dicts of a class and its bases merged, the subclass winning (like Policy.default_config),
-    with FreeDict markers kept so that free-form sections stay recognisable."""
-    owners = reversed(obj.__mro__) if isinstance(obj, type) else (obj,)
+def own_config(owner: Any) -> Optional[Mapping]:
+    """The `config` literal `owner` itself defines (not one it inherits), or None."""
+    config = vars(owner).get('config') if hasattr(owner, '__dict__') else None
+    return config if isinstance(config, Mapping) else None
+
+
+def mro_owners(cls: type) -> tuple[type, ...]:
+    """The classes of `cls`'s MRO that define a `config`, base first: the default config owners."""
+    return tuple(owner for owner in reversed(cls.__mro__) if own_config(owner) is not None)
+
+
+def config_owners(obj: Any, section: Optional[Mapping[str, Any]] = None) -> tuple[Any, ...]:
+    """The objects whose `config` literals make up `obj`'s keys under `section` (its config section, as the
+    user wrote it or compiled; None: its defaults), base first, so that a later owner's keys win.
+
+    A class may say which through a `config_owners(section)` classmethod (a policy that holds another one
+    adds the held policy's owners to its own); otherwise they are the classes of its MRO. The defaults, the
+    declared rules and the key comments all walk these owners, so they always agree.
+    """
+    if not isinstance(obj, type):
+        return (obj,)
+    owners = getattr(obj, 'config_owners', None)
+    return tuple(owners(section if section is not None else {})) if callable(owners) else mro_owners(obj)
+
+
+def class_defaults(obj: Any, section: Optional[Mapping[str, Any]] = None) -> dict:
+    """The `config` dicts of `obj`'s config owners under `section` merged, the later winning (like
+    Policy.default_config), with FreeDict markers kept so that free-form sections stay recognisable."""
     merged: dict = {}
-    for owner in owners:
-        config = vars(owner).get('config') if hasattr(owner, '__dict__') else None
-        if isinstance(config, Mapping):
+    for owner in config_owners(obj, section):
+        config = own_config(owner)
+        if config is not None:
             merged = merge_defaults(merged, config)
     return merged

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Mapping, Optional, Protocol
 from easydict import EasyDict
 
 from tidal.base.collector import Collector
-from tidal.base.modes import LearnView, PolicyViews
+from tidal.base.modes import LearnMode, PolicyViews
 
 
 class Trainer(Protocol):
@@ -22,7 +22,7 @@ class Trainer(Protocol):
     @property
     def train_iter(self) -> int: ...
     def train(self, batch: dict[str, Any]) -> dict[str, Any]: ...
-    def train_phase(self, name: str, mode: LearnView, batch: dict[str, Any]) -> dict[str, Any]: ...
+    def train_phase(self, name: str, mode: LearnMode, batch: dict[str, Any]) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,16 @@ class RunningStatistic(Protocol):
 
     def state_dict(self) -> dict[str, Any]: ...
     def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
+    def merge_moments(self, batch_mean: torch.Tensor, batch_var: torch.Tensor, batch_count: Any) -> None: ...
+
+
+class ResetEnvs(Protocol):
+    def __call__(self, env_ids: EnvIds = None) -> None: ...
 
 
 class LearnMode(Protocol):
-    cfg: EasyDict
+    @property
+    def cfg(self) -> EasyDict: ...
 
     def forward(self, batch: dict[str, Any]) -> dict[str, Any]: ...  # one update; 0-d tensors to log
     def state_dict(self) -> dict[str, Any]: ...
@@ -58,7 +64,8 @@ class LearnMode(Protocol):
 
 
 class CollectMode(Protocol):
-    cfg: EasyDict
+    @property
+    def cfg(self) -> EasyDict: ...
 
     def forward(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]: ...
     def random_action(self, obs: Any) -> dict[str, torch.Tensor]: ...
@@ -75,7 +82,8 @@ class CollectMode(Protocol):
 
 
 class EvalMode(Protocol):
-    cfg: EasyDict
+    @property
+    def cfg(self) -> EasyDict: ...
 
     def forward(self, obs: Any) -> dict[str, torch.Tensor]: ...
     def reset(self, env_ids: EnvIds = None) -> None: ...
@@ -100,7 +108,7 @@ class CollectView:
     random_action: Callable[[Any], dict[str, torch.Tensor]]
     process_transition: Callable[[Any, dict[str, torch.Tensor], Timestep], dict[str, Any]]
     get_train_sample: Callable[[dict[str, Any], EnvLayout], dict[str, Any]]
-    reset: Callable[[EnvIds], None]
+    reset: ResetEnvs
     state_dict: Callable[[], dict[str, Any]]
     load_state_dict: Callable[[dict[str, Any]], None]
     weights: Callable[[], dict[str, Any]]
@@ -112,7 +120,7 @@ class CollectView:
 @dataclass(frozen=True)
 class EvalView:
     forward: Callable[[Any], dict[str, torch.Tensor]]
-    reset: Callable[[EnvIds], None]
+    reset: ResetEnvs
     cfg: EasyDict
 
 
@@ -137,6 +145,26 @@ class UnrollView:
     turned into one training batch (targets, reanalyze)."""
 
     make_batch: Callable[[TrajectoryStore, torch.Tensor, torch.Tensor], dict[str, Any]]
+
+
+#: The model updates a feed makes after the held policy's learn update number n (from 1): their infos, maybe none.
+ModelUpdates = Callable[[int], list[dict[str, torch.Tensor]]]
+
+
+@dataclass(frozen=True)
+class ReprView:
+    """What the 'repr' feed needs of a policy that learns a representation model of its own beside the policy
+    it holds (muzero_repr): the feed keeps the model's replay and its schedule, the policy the model.
+
+    The model updates run inside the held policy's learn updates, so their losses are logged and guarded
+    with them: the feed hands its `ModelUpdates` to `schedule` once.
+    """
+
+    replay_seed: int                                    # seeds the model replay's sampling
+    collected: Callable[[], list[dict[str, Any]]]       # the raw steps collected since the last call, in order
+    make_batch: Callable[[TrajectoryStore, torch.Tensor, torch.Tensor], dict[str, Any]]  # starts -> model batch
+    train: Callable[[dict[str, Any], Optional[torch.Tensor]], dict[str, torch.Tensor]]  # (batch, IS weight)
+    schedule: Callable[[ModelUpdates], None]
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ import inspect
 import io
 import textwrap
 import tokenize
-from typing import Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from tidal.config.defaults import RunConfig
 from tidal.config.model_args import model_args
 from tidal.config.tree import join_path
+from tidal.base.defaults import config_owners, own_config
 from tidal.base.errors import TidalError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, policy_class
 
@@ -27,13 +28,13 @@ _INFERRED = {
 }
 
 
-def config_comments(cls: type) -> dict[str, str]:
-    """Dotted key path -> comment, over every class in the MRO that defines `config`; a subclass's
-    comment wins, a key it redefines without a comment keeps its base's."""
+def config_comments(cls: type, section: Optional[Mapping[str, Any]] = None) -> dict[str, str]:
+    """Dotted key path -> comment, over the config owners of `cls` under `section` (its config section;
+    None: its defaults); a later owner's comment wins, a key it redefines without a comment keeps the
+    earlier one's."""
     comments: dict[str, str] = {}
-    owners = reversed(cls.__mro__) if isinstance(cls, type) else (cls,)
-    for owner in owners:
-        if 'config' in getattr(owner, '__dict__', {}):
+    for owner in config_owners(cls, section):
+        if own_config(owner) is not None:
             comments.update(own_comments(owner))
     return comments
 
@@ -45,7 +46,8 @@ def comments_for(cfg: Mapping) -> dict[str, str]:
         name = cfg.get(section, {}).get('type')
         if name in registry:
             cls = policy_class(name, cfg[section]) if registry is POLICY_REGISTRY else registry.get(name)
-            comments.update({join_path(section, path): text for path, text in config_comments(cls).items()})
+            comments.update({join_path(section, path): text
+                             for path, text in config_comments(cls, cfg[section]).items()})
     for path, text in _INFERRED.items():
         comments.setdefault(path, text)
     for key, text in _model_argument_comments(cfg).items():
@@ -59,7 +61,8 @@ def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
     if policy.get('type') not in POLICY_REGISTRY:
         return {}
     try:
-        args = model_args(policy_class(policy['type'], policy), policy['type'], dict(policy.get('model') or {}))
+        args = model_args(policy_class(policy['type'], policy), policy['type'], dict(policy.get('model') or {}),
+                          policy)
     except TidalError:
         return {}
     return {key: f"({rule.text}) Argument of model '{args.name}'." for key, rule in args.rules.items()}

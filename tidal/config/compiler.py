@@ -63,15 +63,16 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     import_names(BUILTIN_MODULES)
     for names in modules.values():
         import_names(names)
-    # a wrapper policy picks its class from the user's values (e.g. the policy it wraps) before defaults exist
-    policy_cls = policy_class(policy_type, _layered_section(layers, 'policy'))
+    # a policy that holds another takes that one's keys too, as the user's values name it (config_owners)
+    policy_section = _layered_section(layers, 'policy')
+    policy_cls = policy_class(policy_type, policy_section)
     env_cls = ENV_REGISTRY.get(env_type)
     manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
 
     schema = class_defaults(RunConfig)
     schema['env'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(env_cls))
     schema['env_manager'] = merge_defaults({'type': ''}, class_defaults(manager_cls))
-    schema['policy'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(policy_cls))
+    schema['policy'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(policy_cls, policy_section))
 
     cfg = merge_checked(schema, schema, main)
     for override in parsed:
@@ -89,9 +90,10 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     _check_policy(cfg['policy'])
     check_declared(cfg, (('', RunConfig), ('env', env_cls), ('env_manager', manager_cls), ('policy', policy_cls)))
     model_cfg = cfg['policy']['model']
-    args = model_args(policy_cls, policy_type, model_cfg)
+    args = model_args(policy_cls, policy_type, model_cfg, cfg['policy'])
     check_model_keys(args, model_cfg)
-    declared_model_keys = {path.split('.', 1)[1] for path in class_rules(policy_cls) if path.startswith('model.')}
+    declared_model_keys = {path.split('.', 1)[1] for path in class_rules(policy_cls, cfg['policy'])
+                           if path.startswith('model.')}
     unset_shapes = {key for key in SHAPE_KEYS if model_cfg.get(key) is None}
     check_model_values(args, model_cfg, skip=frozenset(declared_model_keys | unset_shapes))
     check_consistency(cfg)
@@ -129,8 +131,9 @@ def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset
     import_names([name for name in policy_section.get('import_names') or [] if isinstance(name, str)])
     try:
         policy_cls = policy_class(policy_type, policy_section)
-        model_cfg = policy_section.get('model') if isinstance(policy_section.get('model'), dict) else {}
-        return model_args(policy_cls, policy_type, model_cfg).accepted
+        model = policy_section.get('model')
+        model_cfg = model if isinstance(model, dict) else {}
+        return model_args(policy_cls, policy_type, model_cfg, policy_section).accepted
     except TidalError:
         return None
 

@@ -7,32 +7,34 @@ the key, so that a typo in a comment cannot silently switch a check off.
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 from tidal.config.comments import own_comments
 from tidal.config.rules import Rule, RuleSyntaxError, rule_of_comment
 from tidal.config.tree import join_path
-from tidal.base.defaults import class_defaults
+from tidal.base.defaults import config_owners, merge_defaults, own_config
 from tidal.base.errors import ConfigError
 
 #: What value_at returns for a path that is not in the tree.
 MISSING = object()
 
 
-def class_rules(cls: type) -> dict[str, Rule]:
-    """Dotted key path -> rule, over the MRO: the most derived class that writes a rule for a key wins.
-    The returned dict is shared (cached); do not change it."""
-    return _class_rules(cls)
+def class_rules(cls: type, section: Optional[Mapping[str, Any]] = None) -> dict[str, Rule]:
+    """Dotted key path -> rule, over the config owners of `cls` under `section` (its config section; None:
+    its defaults): the last owner that writes a rule for a key wins. The returned dict is shared (cached);
+    do not change it."""
+    return _owners_rules(config_owners(cls, section))
 
 
 @functools.lru_cache(maxsize=None)
-def _class_rules(cls: type) -> dict[str, Rule]:
+def _owners_rules(owners: tuple[Any, ...]) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
-    owners = reversed(cls.__mro__) if isinstance(cls, type) else (cls,)
+    defaults: dict = {}
     for owner in owners:
-        if 'config' in getattr(owner, '__dict__', {}):
+        config = own_config(owner)
+        if config is not None:
             rules.update(_own_rules(owner))
-    defaults = class_defaults(cls)
+            defaults = merge_defaults(defaults, config)
     for path, rule in rules.items():
         value = value_at(defaults, path)
         if value is MISSING:
@@ -40,7 +42,7 @@ def _class_rules(cls: type) -> dict[str, Rule]:
         try:
             rule.check(value, path)
         except ConfigError as err:
-            raise RuleSyntaxError(f"the default of '{path}' in {_name(cls)} breaks its own rule "
+            raise RuleSyntaxError(f"the default of '{path}' in {_name(owners[-1])} breaks its own rule "
                                   f"'({rule.text})': {err}") from None
     return rules
 
@@ -67,7 +69,7 @@ def check_declared(cfg: Mapping, sections: Iterable[tuple[str, type]]) -> None:
         section = value_at(cfg, prefix) if prefix else cfg
         if not isinstance(section, Mapping):
             continue
-        for path, rule in class_rules(cls).items():
+        for path, rule in class_rules(cls, section).items():
             value = value_at(section, path)
             if value is not MISSING:
                 rule.check(value, join_path(prefix, path))

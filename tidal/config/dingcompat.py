@@ -55,9 +55,11 @@ def _apply(main: dict, rule: KeyRule, value: Any, notices: list[str]) -> None:
     if rule.action == 'rename':
         updates = {rule.target: value}
     else:
-        updates = rule.convert(value, main)
-        if updates is None:
+        assert rule.convert is not None, f"KeyRule '{rule.path}' ({rule.action}) has no convert"
+        converted = rule.convert(value, main)
+        if converted is None:
             return  # a value tidal reads as it is
+        updates = converted
     _pop(main, rule.path)
     for path, new in updates.items():
         _set(main, path, new, rule.path)

@@ -33,8 +33,9 @@ def check_consistency(cfg: Mapping) -> None:
             raise ConfigError(f'{path}={value} is larger than {_BUFFER}={buffer_size}: {what}')
 
 
-def check_collector(cfg: Mapping, policy_cls: type) -> None:
-    """Settings of a Ray collector that cannot work together, refused before Ray starts."""
+def check_collector(cfg: Mapping, policy_cls: Any) -> None:
+    """Settings of a Ray collector that cannot work together, refused before Ray starts. `policy_cls` is a
+    registered policy class (tidal.config cannot import tidal.policies to name its type)."""
     collector, policy = cfg['collector'], cfg['policy']
     if collector['type'] != 'ray':
         return

@@ -30,6 +30,7 @@ def read_config(path: str) -> tuple[dict, dict]:
     if not os.path.isfile(path):
         raise ConfigError(f"config file '{path}' not found")
     extension = os.path.splitext(path)[1].lower()
+    _put_folder_on_import_path(path)
     if extension == '.py':
         entries = _run_python(path)
     elif extension in ('.yaml', '.yml'):
@@ -44,6 +45,14 @@ def read_config(path: str) -> tuple[dict, dict]:
                           f"'create_config', got {type(entries).__name__}")
     main_config, create_config = (_entry(entries, name, path) for name in _ENTRIES)
     return main_config, create_config
+
+
+def _put_folder_on_import_path(path: str) -> None:
+    """Append the config file's folder to sys.path, so that its `import_names` (and its own imports) find
+    modules that lie beside it, as a script finds its neighbours."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder != ZOO_DIR and folder not in sys.path:
+        sys.path.append(folder)
 
 
 def zoo_names() -> list[str]:

@@ -36,17 +36,15 @@ class ModelArgs:
         return self.accepted is None or key in self.accepted
 
 
-def model_args(policy_cls: type, policy_type: str, model_cfg: dict) -> ModelArgs:
-    """The signature of the model `policy.model` will build (its `type`, else the policy's default)."""
+def model_args(policy_cls: type, policy_type: str, model_cfg: dict, policy_cfg: Mapping[str, Any]) -> ModelArgs:
+    """The signature of the model `policy.model` will build (its `type`, else the default the policy names
+    under `policy_cfg`, its section compiled or as the user wrote it: `multi_agent` picks another)."""
     name = model_cfg.get('type')
     modules = list(model_cfg.get('import_names') or [])
     if name is not None and not isinstance(name, str):
         raise ConfigError(f"config key 'policy.model.type' must be str, got {type(name).__name__} ({name!r})")
     if not name:
-        try:
-            name, default_modules = policy_cls.default_model()
-        except NotImplementedError:
-            return ModelArgs(None, None, ())  # the policy builds its model itself: nothing to check
+        name, default_modules = policy_cls.default_model(policy_cfg)
         modules += list(default_modules)
     import_names(modules)
     builder = MODEL_REGISTRY.get(name)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, NoReturn, Optional, Union
 
 from tidal.base.errors import ConfigError
 
@@ -114,6 +114,7 @@ class Alternative:
         if self.kind == 'list':
             if self.length is not None and len(value) != self.length:
                 return path, f'a list of length {self.length}', False
+            assert self.item is not None  # the parser gives every list alternative its items' rule
             for index, item in enumerate(value):
                 found = self.item.problem(item, f'{path}[{index}]')
                 if found is not None:
@@ -134,8 +135,9 @@ class Rule:
         fitting = [alt for alt in self.alternatives if alt.fits_type(value)]
         if not fitting:
             return path, self.text, True
-        problems = [alt.problem(value, path) for alt in fitting]
-        if any(found is None for found in problems):
+        found_all = [alt.problem(value, path) for alt in fitting]
+        problems = [found for found in found_all if found is not None]
+        if len(problems) < len(found_all):  # some alternative keeps the rule
             return None
         if len(problems) == 1 and (problems[0][0] != path or problems[0][2]):
             return problems[0]  # an item of a list, named by its index
@@ -199,6 +201,7 @@ class _Parser:
             if match is None:
                 break  # prose after the rule; the parser stops at the closing parenthesis first
             kind = match.lastgroup
+            assert kind is not None  # every branch of _TOKEN is a named group
             self.tokens.append((kind, match.group(kind), match.start(kind), match.end()))
             pos = match.end()
         self.tokens.append(('end', '', pos, pos))
@@ -224,7 +227,7 @@ class _Parser:
     def end(self) -> int:
         return self.tokens[self.index - 1][3]
 
-    def fail(self, problem: str) -> None:
+    def fail(self, problem: str) -> NoReturn:
         at = self.text[self.tokens[self.index][2]:].strip()
         raise RuleSyntaxError(f"{problem} at {at[:30]!r}" if at else f'{problem} at the end')
 
@@ -250,7 +253,9 @@ class _Parser:
         if kind not in _TYPES:
             self.index -= 1
             self.fail(f"expected a type ({', '.join(_TYPES)})")
-        bound = item = length = None
+        bound: Optional[Bound] = None
+        item: Optional[Rule] = None
+        length: Optional[int] = None
         if kind in ('int', 'float'):
             bound = self.number_bound()
         elif kind == 'str':
@@ -265,10 +270,11 @@ class _Parser:
             if self.peek() == 'of':
                 self.take('of')
                 self.take('length')
-                length = self.number()
-                if not isinstance(length, int) or length < 0:
+                number = self.number()
+                if not isinstance(number, int) or number < 0:
                     self.index -= 1
                     self.fail('a list length must be an int >= 0')
+                length = number
         return Alternative(kind, self.text[begin:self.end()].strip(), bound, item, length)
 
     def number_bound(self) -> Optional[Bound]:

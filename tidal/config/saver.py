@@ -26,7 +26,7 @@ def split_config(cfg: Mapping) -> tuple[dict, dict]:
     return main, create
 
 
-def save_config(cfg: Mapping, path: str) -> None:
+def save_config(cfg: Mapping, path: str | os.PathLike[str]) -> None:
     """Writes to a temporary file next to `path` and renames it, so a crash never leaves half a file."""
     main, create = split_config(cfg)
     text = _HEADER + dump_yaml({'main_config': main, 'create_config': create})

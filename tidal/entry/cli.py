@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn, Optional, Sequence
@@ -52,7 +53,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--max-train-iter', type=_positive, help='stop after this many gradient updates')
     p.add_argument('--exp-name', help='run folder (overrides exp_name)')
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE',
-                   help='import a module first (registers your own policy, model or env); repeatable')
+                   help='import a module or a .py file first (registers your own policy, model or env), '
+                        'e.g. my_package.my_policy or ./my_policy.py; repeatable')
     p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
                    help='override a config key, e.g. policy.learn.batch_size=128; repeatable')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('resume', help='continue a run from its folder')
     p.add_argument('run_dir')
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
     p.add_argument('--no-progress', action='store_true')
 
     p = sub.add_parser('list', help='list registered names or zoo configs')
@@ -164,7 +167,9 @@ def _config_show(args: argparse.Namespace) -> None:
 
 def _dispatch(args: argparse.Namespace) -> None:
     from tidal.registry import import_names
-    import_names(getattr(args, 'imports', []))
+    if '' not in sys.path and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())  # modules in the working folder import, as under `python -m tidal`
+    import_names(getattr(args, 'imports', []), source='--import')
     if getattr(args, 'mode', None):
         _ding(args)
     elif args.command == 'train':

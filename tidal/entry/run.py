@@ -4,27 +4,23 @@ What differs between algorithm families is only where their training data comes 
 a `DataFeed` (replay for off-policy learning, half demonstrations for SQIL, ...). The shell drives a
 feed one `step` at a time and does everything else at the top of its loop, the one point where the
 whole run's state is consistent: evaluate when due, checkpoint when due (after the warm-up, every
-`save_ckpt_freq` iterations or `save_ckpt_secs` seconds, on SIGTERM / SIGINT), stop when done.
+`save_ckpt_freq` iterations or `save_ckpt_freq_env_steps` env steps or `save_ckpt_secs` seconds, on
+SIGTERM / SIGINT), stop when done. Evaluations and logs are due by train iterations or env steps too.
 
 Every log event after a checkpoint comes after at least one more collection, so it is stepped by a
 later env step than any event before it: that is what lets a resumed run drop exactly what the
 killed process wrote after its checkpoint.
 
-Under torchrun (several learner processes, `tidal.worker.distributed`): rank 0 keeps the seeds of a
-single process and alone evaluates and writes the run folder (ranks > 0 log nothing); rank r > 0
-seeds its global generators, collector envs and buffers from `stream_seed(seed, DDP_STREAM, r)`. Every
-rank makes the same collections and updates in lockstep (`random_collect_size`, `n_sample` and
-`batch_size` are per rank). Env steps count all ranks: the logs, the summary and `--max-env-step`
-use the sum over ranks (each rank collects its 1/K share). Whether to stop, evaluate's stop value
-or checkpoint is agreed by all ranks at the top of the loop. A checkpoint gathers every rank's
-collector, feed and generators into rank 0's file, so a resume (with the same number of processes)
-is exact too.
+Under torchrun (several learner processes, `tidal.worker.distributed`) rank 0 alone evaluates and writes
+the run folder. The ranks collect and update in lockstep (`random_collect_size`, `n_sample` and
+`batch_size` are per rank); env steps count all ranks (logs, summary, `--max-env-step`). `Lockstep`
+agrees the decisions at the top of the loop and carries every rank's collector, feed and generators in
+rank 0's checkpoint, so a resume is exact too.
 """
 from __future__ import annotations
 
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -37,14 +33,13 @@ from tidal.base.errors import TidalError
 from tidal.base.feed import FeedClass
 from tidal.entry.setup import check_budget
 from tidal.policies.base import Policy
-from tidal.worker.builders import (EVALUATOR_SEED_OFFSET, build_collector, build_env_manager, build_policy,
-                                   configure_torch, set_seed)
+from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
+from tidal.worker.collectors import build_collector
 from tidal.worker.checkpoint import save_checkpoint
-from tidal.worker.distributed import (DDP_STREAM, agree, average_gradients_on_step, broadcast_state,
-                                      find_optimizers, gather_to_main, init_distributed, shutdown_distributed)
+from tidal.worker.distributed import Lockstep, NullLogger, init_distributed, shutdown_distributed
 from tidal.worker.evaluator import Evaluator
-from tidal.worker.finite import NonFiniteError, first_non_finite_parameter
-from tidal.worker.learner import Learner, scalars
+from tidal.worker.finite import NonFiniteError
+from tidal.worker.learner import Learner, Period, scalars
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
@@ -76,58 +71,53 @@ class Run:
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
         configure_torch(cfg)
         self.dist = init_distributed(policy_device(cfg.policy))
-        rank_cfg = cfg if self.dist.is_main else EasyDict({**cfg, 'seed': stream_seed(cfg.seed, DDP_STREAM,
-                                                                                       self.dist.rank)})
+        self.lockstep = Lockstep(self.dist)
+        rank_cfg = self.lockstep.rank_config(cfg)
         self.seed = rank_cfg.seed  # this rank's: its global generators, collector envs and buffers
         set_seed(self.seed)
         self.policy = build_policy(rank_cfg)
         self.collector = build_collector(rank_cfg, self.policy)
+        evaluator_cfg, learner_cfg = cfg.policy.eval.evaluator, cfg.policy.learn.learner
         self.evaluator = Evaluator(build_env_manager(cfg, 'evaluator'), self.policy.eval_mode, self.policy.device,
-                                   n_episode=cfg.env.n_evaluator_episode,
-                                   eval_freq=cfg.policy.eval.evaluator.eval_freq,
+                                   n_episode=cfg.env.n_evaluator_episode, eval_freq=evaluator_cfg.eval_freq,
+                                   eval_freq_env_steps=evaluator_cfg.eval_freq_env_steps,
                                    stop_value=cfg.env.stop_value, seed=cfg.seed + EVALUATOR_SEED_OFFSET)
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
         self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.learner)
-        if self.dist.is_main:
-            self.logger: RunLogger | NullLogger = RunLogger(self.run_dir,
-                                                            resume_from=resume_state['log'] if resume_state else None)
-        else:
-            self.logger = NullLogger()
+        self.logger: RunLogger | NullLogger = (RunLogger(self.run_dir, resume_state['log'] if resume_state else None)
+                                               if self.dist.is_main else NullLogger())
         self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.elapsed = 0.0  # training seconds before this process (a resumed run keeps counting)
         self.saved_iter: Optional[int] = None  # train iteration of the latest checkpoint
-        learner_cfg = cfg.policy.learn.learner
         self._save_due = True  # a fresh run checkpoints at its start
         self._save_secs = learner_cfg.save_ckpt_secs
-        self._signal: Optional[int] = None
         self._last_plot = -float('inf')
-        self.learner.register_hook(self._log_train, learner_cfg.log_freq)
-        self.learner.register_hook(self._request_save, learner_cfg.save_ckpt_freq)
+        self._periods = {  # of the learner's hooks
+            'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
+            'save': Period(learner_cfg.save_ckpt_freq, learner_cfg.save_ckpt_freq_env_steps, lambda: self.env_step)}
+        self.learner.register_hook(self._log_train, self._periods['log'])
+        self.learner.register_hook(self._request_save, self._periods['save'])
         if resume_state is None:
             self.collector.reset(seed=stream_seed(self.seed))
         else:
             self._restore(resume_state)
-        if self.dist.enabled:  # every rank starts from rank 0's weights and averages its gradients
-            self.policy.learn_mode.load_state_dict(broadcast_state(self.dist, self.policy.learn_mode.state_dict()))
-            for optimizer in find_optimizers(self.policy):
-                average_gradients_on_step(self.dist, optimizer)
+        self.lockstep.start(self.policy.views())  # rank 0's weights on every rank, gradients averaged
 
     # ----- checkpoints -----------------------------------------------------------------------
     def _latest_state(self, finished: Optional[str]) -> dict[str, Any]:
         """Everything an exact resume needs, taken at the top of the loop (under DDP with the collector,
         feed and generators of ranks > 0 under 'ranks'; gathered on every rank, kept on rank 0)."""
-        ranks = gather_to_main(self.dist, None if self.dist.is_main else {
-            'collector': self.collector.state_dict(), 'feed': self.feed.state_dict(), 'rng': rng_state()})
+        own = {'collector': self.collector.state_dict(), 'feed': self.feed.state_dict(), 'rng': rng_state()}
         return {
-            'policy': self.policy.learn_mode.state_dict(), 'collector': self.collector.state_dict(),
-            'feed': self.feed.state_dict(), 'train_iter': self.learner.train_iter,
-            'last_eval_iter': self.evaluator.last_eval_iter,
-            'best_return': self.best_return, 'last_return': self.last_return, 'rng': rng_state(),
+            'policy': self.policy.learn_mode.state_dict(), **own, 'train_iter': self.learner.train_iter,
+            'last_eval_iter': self.evaluator.last_eval_iter, 'last_eval_env_step': self.evaluator.last_eval_env_step,
+            'hook_env_steps': {name: period.last_env_step for name, period in self._periods.items()},
+            'best_return': self.best_return, 'last_return': self.last_return,
             'max_env_step': self.max_env_step, 'max_train_iter': self.max_train_iter,
             'wall_time': self._wall_time(), 'log': self.logger.position(self.env_step),
-            'finished': finished, 'world_size': self.dist.world_size, 'ranks': (ranks or [])[1:],
+            'finished': finished, 'world_size': self.dist.world_size, 'ranks': self.lockstep.gather(lambda: own),
         }
 
     def _save_latest(self, finished: Optional[str] = None) -> None:
@@ -145,21 +135,19 @@ class Run:
                         self.run_dir / 'ckpt' / 'best.pt')
 
     def _restore(self, state: dict[str, Any]) -> None:
-        world_size = state.get('world_size', 1)
-        if world_size != self.dist.world_size:
-            raise TidalError(f'this run was checkpointed by {world_size} learner process(es); resume it with as '
-                             f'many (torchrun --nproc_per_node={world_size}), not {self.dist.world_size}')
-        own = state if self.dist.is_main else state['ranks'][self.dist.rank - 1]  # collector, feed, generators
+        own = self.lockstep.own_state(state)  # this rank's collector, feed and generators
         self.policy.learn_mode.load_state_dict(state['policy'])
         self.feed.load_state_dict(own['feed'])
         self.learner.restart_guard_at(state['train_iter'])
-        self.evaluator.last_eval_iter = state['last_eval_iter']
+        self.evaluator.mark_evaluated(state['last_eval_iter'], 0)
+        for name, last_env_step in state.get('hook_env_steps', {}).items():
+            self._periods[name].last_env_step = last_env_step
         self.best_return, self.last_return = state['best_return'], state['last_return']
         self.elapsed = state['wall_time']
         self.saved_iter = state['train_iter']
         self._save_due = False
-        env_step = own['collector']['env_step']
-        restarted = self.collector.load_state_dict(own['collector'], fallback_seed=stream_seed(self.seed, env_step))
+        restarted = self.collector.load_state_dict(own['collector'],
+                                                   fallback_seed=stream_seed(self.seed, own['collector']['env_step']))
         set_rng_state(own['rng'])
         self.logger.info(f'resumed at env step {self.env_step}, train iteration {state["train_iter"]}')
         if restarted:
@@ -182,7 +170,7 @@ class Run:
                          f'(seed {self.cfg.seed}, device {self.policy.device})')
         bar = tqdm(total=self.max_env_step, initial=self.env_step, unit='step', dynamic_ncols=True,
                    disable=not (self.progress and self.dist.is_main), mininterval=1.0)
-        handlers = self._catch_signals()
+        restore_signals = self.lockstep.catch_signals()
         outcome = 'stopped by an error'
         try:
             outcome = self._loop(bar)
@@ -199,7 +187,7 @@ class Run:
                 raise err from None
             raise
         finally:
-            signal_restore(handlers)
+            restore_signals()
             bar.close()
             self._close(outcome)
             shutdown_distributed()
@@ -208,21 +196,22 @@ class Run:
     def _loop(self, bar: tqdm) -> str:
         """Run until done; returns why the run ended."""
         while True:
-            signum, stop, save = self._decide(bar)
-            if signum:
+            decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(bar), self._checkpoint_due,
+                                            self.collector.env_step)
+            if decision.signum:
                 self._save_latest()
-                name = signal.Signals(signum).name
+                name = signal.Signals(decision.signum).name
                 raise RunInterrupted(f'{name} at env step {self.env_step}: checkpoint saved; continue '
-                                     f'with: tidal resume {self.run_dir}', signum)
-            if stop:
+                                     f'with: tidal resume {self.run_dir}', decision.signum)
+            if decision.stop:
                 return f'stop value {self.evaluator.stop_value} reached'
-            if save:
+            if decision.save:
                 self._save_latest()
-            if self._budget_spent():
-                return self._budget_reason()
+            if (spent := self._budget_spent()) is not None:
+                return spent
             warm = self.feed.warmed_up()
             try:
-                self.feed.step(self._env_budget())
+                self.feed.step(self.lockstep.env_budget(self.max_env_step, self.env_step))
             except Exception as err:
                 # a NaN action, env value or sampling error usually follows a NaN update: name that first
                 self._check_finite()
@@ -232,58 +221,29 @@ class Run:
             self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
             bar.update(self.env_step - bar.n)
 
-    def _decide(self, bar: tqdm) -> tuple[int, bool, bool]:
-        """(signal number or 0, stop value reached, checkpoint due) at the top of the loop, the same on
-        every rank: a signal to any rank stops all, rank 0's evaluation decides the stop."""
-        if not self.dist.enabled:  # in this order: a signal is handled before an evaluation starts
-            if self._signal is not None:
-                return self._signal, False, False
-            stop = self._eval_due() and self._evaluate(bar)
-            return 0, stop, not stop and self._checkpoint_due()
-        stop = False
-        if self._eval_due():
-            if self.dist.is_main:
-                stop = self._evaluate(bar)
-            else:
-                self.evaluator.last_eval_iter = self.learner.train_iter
-        local = self.collector.env_step
-        signum, stop, save, most, minus_least = agree(self.dist, [
-            self._signal or 0, stop, self._checkpoint_due(), local, -local])
-        if most != -minus_least:  # each update averages over all ranks: they must collect in lockstep
-            raise TidalError(f'the learner processes are out of step: they collected between {-minus_least:.0f} '
-                             f'and {most:.0f} env steps each')
-        return int(signum), bool(stop), bool(save)
-
     def _eval_due(self) -> bool:
-        return self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter)
+        return self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter, self.env_step)
 
     @property
     def env_step(self) -> int:
         """Env steps of the whole run: the sum over the ranks, which collect in lockstep."""
         return self.collector.env_step * self.dist.world_size
 
-    def _env_budget(self) -> Optional[int]:
-        """This rank's share of the env steps left (rounded up: the ranks may overshoot by < 1 step each)."""
-        if self.max_env_step is None:
-            return None
-        return -(-(self.max_env_step - self.env_step) // self.dist.world_size)
-
-    def _budget_spent(self) -> bool:
-        return ((self.max_env_step is not None and self.env_step >= self.max_env_step)
-                or (self.max_train_iter is not None and self.learner.train_iter >= self.max_train_iter))
-
-    def _budget_reason(self) -> str:
+    def _budget_spent(self) -> Optional[str]:
+        """Which budget is spent, if one is."""
         if self.max_env_step is not None and self.env_step >= self.max_env_step:
             return f'budget of {self.max_env_step} env steps reached'
-        return f'budget of {self.max_train_iter} train iterations reached'
+        if self.max_train_iter is not None and self.learner.train_iter >= self.max_train_iter:
+            return f'budget of {self.max_train_iter} train iterations reached'
+        return None
 
     def _evaluate(self, bar: tqdm) -> bool:
         """Evaluate (rank 0 only), log, plot, keep the best checkpoint; True when the stop value is reached."""
         if not self.dist.is_main:
-            self.evaluator.last_eval_iter = self.learner.train_iter
+            self.evaluator.mark_evaluated(self.learner.train_iter, self.env_step)
             return False
         self._check_finite()
-        result = self.evaluator.eval(self.learner.train_iter)
+        result = self.evaluator.eval(self.learner.train_iter, self.env_step)
         self.last_return = result.return_mean
         self.logger.evaluation(dict(
             env_step=self.env_step, train_iter=self.learner.train_iter, wall_time=self._wall_time(),
@@ -318,33 +278,14 @@ class Run:
     # ----- finite or stop --------------------------------------------------------------------
     def _check_finite(self) -> None:
         """Stop at the first NaN or inf in a monitored value or a parameter, naming it."""
-        failure = self.learner.first_failure()
-        if failure is not None:
-            key, value, iteration = failure
-            raise NonFiniteError(f'{key} became {value} at train iteration {iteration} (env step '
-                                 f'{self.env_step} when seen); {self._last_good()}')
-        name = first_non_finite_parameter(self.policy.model.named_parameters())
-        if name is not None:
-            raise NonFiniteError(f'parameter {name} is not finite by train iteration {self.learner.train_iter}; '
-                                 f'{self._last_good()}')
+        self.learner.check_finite(self.policy.model, self.env_step, self._last_good())
 
     def _last_good(self) -> str:
         if self.saved_iter is None:
             return 'no checkpoint was written before it'
         return f"the last good checkpoint is {self.run_dir / 'ckpt' / 'latest.pt'} (train iteration {self.saved_iter})"
 
-    # ----- signals, endings ------------------------------------------------------------------
-    def _catch_signals(self) -> dict[int, Any]:
-        """SIGTERM (preemption) and SIGINT make the loop checkpoint and stop; a second SIGINT stops now."""
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-
-        def handle(signum: int, frame: Any) -> None:
-            if self._signal is not None and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            self._signal = signum
-        return {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
-
+    # ----- endings --------------------------------------------------------------------------
     def _log_failure(self, err: BaseException) -> None:
         try:
             self.logger.exception(f'run stopped: {type(err).__name__}: {err}', err)
@@ -353,19 +294,18 @@ class Run:
 
     def _close(self, outcome: str) -> None:
         """Write the summary, release the envs and say in one line how the run ended (rank 0)."""
-        if not self.dist.is_main:
-            self.collector.close()
-            self.evaluator.env.close()
-            return
         final_plot = self._plot if (self.run_dir / 'evals.csv').is_file() else (lambda: None)
-        for finish in (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
-                       self.logger.close, final_plot):
+        finishes = (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
+                    self.logger.close, final_plot)
+        for finish in finishes if self.dist.is_main else ():
             try:
                 finish()
             except (OSError, ValueError):  # a full or read-only folder: the run's error already says so
                 pass
         self.collector.close()
         self.evaluator.env.close()
+        if not self.dist.is_main:
+            return
         last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
         best = 'none' if self.best_return == -float('inf') else f'{self.best_return:.2f}'
         print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
@@ -384,21 +324,3 @@ class Run:
             best_return=self.best_return, last_return=self.last_return, outcome=outcome,
             max_env_step=self.max_env_step, max_train_iter=self.max_train_iter))
 
-
-def signal_restore(handlers: dict[int, Any]) -> None:
-    for signum, handler in handlers.items():
-        signal.signal(signum, handler)
-
-
-class NullLogger:
-    """The logger of ranks > 0: rank 0 alone writes the run folder."""
-
-    def info(self, message: str) -> None: ...
-    def exception(self, message: str, err: BaseException) -> None: ...
-    def scalars(self, prefix: str, values: Any, env_step: int, train_iter: int) -> None: ...
-    def evaluation(self, row: Any) -> None: ...
-    def summary(self, values: Any) -> None: ...
-    def close(self) -> None: ...
-
-    def position(self, env_step: int) -> dict[str, int]:
-        return {'env_step': env_step, 'text_bytes': 0, 'evals_bytes': 0}

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import gymnasium
 import numpy as np
 import torch
-from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
@@ -71,7 +71,7 @@ class EnvManager:
         self._running_length = np.zeros(self.num_envs, dtype=np.int64)
         self._has_reset = False
 
-    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> SyncVectorEnv | AsyncVectorEnv:
         raise NotImplementedError
 
     def reset(self, seed: int | None = None) -> Any:
@@ -214,8 +214,9 @@ class EnvManager:
         if ended is None or not ended.any():
             return obs
         rows = np.flatnonzero(ended)
-        final = create_empty_array(self.observation_space, n=len(rows))
-        final = concatenate(self.observation_space, list(info['final_obs'][rows]), final)
+        empty = create_empty_array(self.observation_space, n=len(rows))
+        # gymnasium types `out` as never None, yet a custom Space's empty array is None and its concatenate takes it
+        final = concatenate(self.observation_space, list(info['final_obs'][rows]), empty)  # type: ignore[arg-type]
         return _with_rows(obs, rows, final)
 
 
@@ -251,7 +252,7 @@ def _with_rows(batch: Any, rows: np.ndarray, values: Any) -> Any:
 class BaseEnvManager(EnvManager):
     """All envs in this process, stepped one after another: fastest for cheap envs."""
 
-    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> SyncVectorEnv | AsyncVectorEnv:
         return SyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.SAME_STEP)
 
 
@@ -263,7 +264,7 @@ class SubprocessEnvManager(EnvManager):
         self._context = context  # multiprocessing start method; None: the platform default
         super().__init__(env_fns, **kwargs)
 
-    def _make_vector_env(self, env_fns: list[EnvFn]) -> VectorEnv:
+    def _make_vector_env(self, env_fns: list[EnvFn]) -> SyncVectorEnv | AsyncVectorEnv:
         return AsyncVectorEnv(env_fns, context=self._context, autoreset_mode=AutoresetMode.SAME_STEP)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from typing import TypeGuard
+
 import gymnasium
 import numpy as np
 from easydict import EasyDict
@@ -27,7 +29,9 @@ class ClipToBounds(gymnasium.ActionWrapper):
     """
 
     def action(self, action: np.ndarray) -> np.ndarray:
-        return np.clip(action, self.action_space.low, self.action_space.high)
+        space = self.action_space
+        assert isinstance(space, gym_spaces.Box), 'ClipToBounds wraps Box action spaces only'
+        return np.clip(action, space.low, space.high)
 
 
 @ENV_REGISTRY.register('gym')
@@ -142,7 +146,7 @@ def _shape(shape: tuple[int, ...]) -> int | list[int]:
     return int(shape[0]) if len(shape) == 1 else [int(size) for size in shape]
 
 
-def _is_bounded_box(space: gymnasium.Space) -> bool:
+def _is_bounded_box(space: gymnasium.Space) -> TypeGuard[gym_spaces.Box]:
     return isinstance(space, gym_spaces.Box) and bool(space.is_bounded('both'))
 
 

@@ -56,7 +56,7 @@ class ParallelEnvAdapter(gymnasium.Env):
         global_dim = int(np.prod(self._state_space.shape)) if self._state_space is not None \
             else self.agent_num * self.agent_obs_dim
         self.global_obs_dim = global_dim
-        observation = {
+        observation: dict[str, gymnasium.Space] = {
             'agent_state': gym_spaces.Box(-np.inf, np.inf, (self.agent_num, self.agent_obs_dim), np.float32),
             'global_state': gym_spaces.Box(-np.inf, np.inf, (global_dim,), np.float32),
         }
@@ -147,7 +147,7 @@ def _observation_part(space: gymnasium.Space) -> gym_spaces.Box:
     return space
 
 
-def _state_space(parallel_env: Any) -> Optional[gymnasium.Space]:
+def _state_space(parallel_env: Any) -> Optional[gym_spaces.Box]:
     """The env's global state space, or None if it has no `state()`."""
     try:
         space = parallel_env.state_space
@@ -181,7 +181,7 @@ class PettingZooEnv(GymEnv):
         finally:
             env.close()
 
-    def _make_raw(self) -> gymnasium.Env:
+    def _make_raw(self) -> ParallelEnvAdapter:
         kwargs = dict(self.cfg.env_kwargs or {})
         try:
             parallel_env = self._parallel_env_fn()(**kwargs)

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 from torch.distributions import Distribution
 
-from tidal.models.encoders import build_encoder
+from tidal.models.encoders import ConvEncoder, MLPEncoder, build_encoder
 from tidal.models.policy_heads import build_policy_head
 from tidal.registry import MODEL_REGISTRY
 
@@ -23,16 +23,13 @@ def orthogonal_(module: nn.Module, gain: float) -> None:
     for layer in module.modules():
         if isinstance(layer, (nn.Linear, nn.Conv2d)):
             nn.init.orthogonal_(layer.weight, gain)
-            nn.init.zeros_(layer.bias)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
 
 
-@MODEL_REGISTRY.register('actor_critic')
-class ActorCritic(nn.Module):
-    """PPO's network: a policy head and a value head, on separate encoders or one shared trunk.
-
-    With `share_encoder` both losses train the shared encoder. Images ([H, W, C] `obs_shape`) get a
-    CNN encoder, vectors an MLP.
-    """
+class _PolicyValueNetwork(nn.Module):
+    """What PPO's and PPG's networks share: a policy head and a value head, on separate encoders or one
+    shared trunk; each adds its own `forward` (PPG's also returns its auxiliary value)."""
 
     def __init__(self, obs_shape: Union[int, Sequence[int]], action_shape: int, action_space: str = 'discrete',
                  share_encoder: bool = False, encoder_hidden_sizes: Sequence[int] = (64, 64),
@@ -42,7 +39,7 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.action_dim, self.action_space = int(action_shape), action_space
 
-        def encoder() -> tuple[nn.Module, int]:
+        def encoder() -> tuple[Union[MLPEncoder, ConvEncoder], int]:
             return build_encoder(obs_shape, encoder_hidden_sizes, activation, conv_channels, conv_kernel_sizes,
                                  conv_strides, pixel_scale)
 
@@ -69,13 +66,6 @@ class ActorCritic(nn.Module):
             return self.value_encoder(obs)
         return self.encoder(obs) if policy_features is None else policy_features
 
-    def forward(self, obs: torch.Tensor,
-                action_mask: Optional[torch.Tensor] = None) -> tuple[Distribution, torch.Tensor]:
-        """(action distribution, value [B])."""
-        features = self.encoder(obs)
-        value = self.value_head(self._value_features(obs, features)).squeeze(-1)
-        return self.policy_head(features, action_mask), value
-
     def policy(self, obs: torch.Tensor, action_mask: Optional[torch.Tensor] = None) -> Distribution:
         return self.policy_head(self.encoder(obs), action_mask)
 
@@ -92,8 +82,24 @@ class ActorCritic(nn.Module):
         return self.value_head(self._value_features(obs)).squeeze(-1)
 
 
+@MODEL_REGISTRY.register('actor_critic')
+class ActorCritic(_PolicyValueNetwork):
+    """PPO's network: a policy head and a value head, on separate encoders or one shared trunk.
+
+    With `share_encoder` both losses train the shared encoder. Images ([H, W, C] `obs_shape`) get a
+    CNN encoder, vectors an MLP.
+    """
+
+    def forward(self, obs: torch.Tensor,
+                action_mask: Optional[torch.Tensor] = None) -> tuple[Distribution, torch.Tensor]:
+        """(action distribution, value [B])."""
+        features = self.encoder(obs)
+        value = self.value_head(self._value_features(obs, features)).squeeze(-1)
+        return self.policy_head(features, action_mask), value
+
+
 @MODEL_REGISTRY.register('ppg_disjoint')
-class DisjointPolicyValueNetwork(ActorCritic):
+class DisjointPolicyValueNetwork(_PolicyValueNetwork):
     """PPG's network: a policy component (encoder, policy head, auxiliary value head) and a value
     component (one value head).
 

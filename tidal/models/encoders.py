@@ -75,11 +75,11 @@ class ConvEncoder(nn.Module):
 
 def build_encoder(obs_shape: Union[int, Sequence[int]], hidden_sizes: Sequence[int], activation: str,
                   conv_channels: Sequence[int], conv_kernel_sizes: Sequence[int], conv_strides: Sequence[int],
-                  pixel_scale: float) -> tuple[nn.Module, int]:
+                  pixel_scale: float) -> tuple[Union[MLPEncoder, ConvEncoder], int]:
     """An MLP for an int or 1-element shape, a CNN for an (H, W, C) image; returns (encoder, feature dim)."""
     shape = [obs_shape] if isinstance(obs_shape, int) else list(obs_shape)
     if len(shape) == 1:
-        encoder: nn.Module = MLPEncoder(int(shape[0]), hidden_sizes, activation)
+        encoder: Union[MLPEncoder, ConvEncoder] = MLPEncoder(int(shape[0]), hidden_sizes, activation)
     elif len(shape) == 3:
         encoder = ConvEncoder(shape, conv_channels, conv_kernel_sizes, conv_strides, hidden_sizes, activation,
                               pixel_scale)

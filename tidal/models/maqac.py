@@ -24,6 +24,8 @@ from tidal.registry import MODEL_REGISTRY
 class _AgentIds(nn.Module):
     """Appends each agent's one-hot id to per-agent features: [B, agents, F] -> [B, agents, F + agents]."""
 
+    eye: torch.Tensor  # a buffer
+
     def __init__(self, agent_num: int) -> None:
         super().__init__()
         self.register_buffer('eye', torch.eye(agent_num), persistent=False)

@@ -52,6 +52,14 @@ class MuZeroTargets:
     latent: Optional[torch.Tensor] = None  # [B, K + 1, latent_size], h of the real observations, detached
 
 
+def _stack_steps(logits: Sequence[Optional[torch.Tensor]], name: str) -> torch.Tensor:
+    """The per-step `logits` of an unroll stacked to [B, steps, ...]; every step must have them."""
+    present = [step for step in logits if step is not None]
+    if len(present) != len(logits):
+        raise MuZeroLossError(f'{len(logits) - len(present)} of {len(logits)} model outputs have no {name}')
+    return torch.stack(present, dim=1)
+
+
 def min_max_scale(latent: torch.Tensor) -> torch.Tensor:
     """(s - min s) / (max s - min s) per sample (MuZero app. G); a (near-)constant latent becomes ~0."""
     flat = latent.flatten(1)
@@ -200,7 +208,7 @@ class MuZeroModel(nn.Module):
         if train_reward:  # the same at steps 1..K; step 0 has no transition
             reward = targets.value.new_zeros(targets.value.shape)
             if num_steps > 1:
-                reward_logits = torch.stack([out.reward_logits for out in outputs[1:]], dim=1)
+                reward_logits = _stack_steps([out.reward_logits for out in outputs[1:]], 'reward_logits')
                 support = value_to_support(targets.reward[:, 1:], self.reward_support_size)
                 reward = torch.cat([reward[:, :1], _cross_entropy(reward_logits, support)], dim=1)
             terms['reward'] = reward
@@ -213,7 +221,7 @@ class MuZeroModel(nn.Module):
         if train_game_over:
             if self.game_over_head is None:
                 raise MuZeroLossError('train_game_over needs a model built with game_over_head=True')
-            logits = torch.stack([out.game_over_logit for out in outputs], dim=1)
+            logits = _stack_steps([out.game_over_logit for out in outputs], 'game_over_logit')
             terms['game_over'] = F.binary_cross_entropy_with_logits(logits, targets.game_over.to(logits.dtype),
                                                                     reduction='none')
         if train_repr_prediction:  # g's latents should match h's of the real observations

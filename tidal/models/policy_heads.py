@@ -61,7 +61,8 @@ class GaussianPolicyHead(nn.Module):
 ACTION_SPACES = ('discrete', 'continuous')
 
 
-def build_policy_head(action_space: str, in_dim: int, action_dim: int, log_std_init: float) -> nn.Module:
+def build_policy_head(action_space: str, in_dim: int, action_dim: int,
+                      log_std_init: float) -> CategoricalPolicyHead | GaussianPolicyHead:
     """The head for `action_space`: 'discrete' (categorical) or 'continuous' (Gaussian)."""
     if action_space == 'discrete':
         return CategoricalPolicyHead(in_dim, action_dim)

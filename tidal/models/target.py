@@ -19,8 +19,8 @@ class TargetNetwork(nn.Module):
         self.net = copy.deepcopy(net)
         self.net.requires_grad_(False)
         self._online = [net]  # a list, so the online module is not registered (and not saved) twice
-        self._target_params = list(self.net.parameters())
-        self._online_params = list(net.parameters())
+        self._target_params: list[torch.Tensor] = list(self.net.parameters())
+        self._online_params: list[torch.Tensor] = list(net.parameters())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.net(*args, **kwargs)

@@ -12,11 +12,12 @@ import torch
 import torch.nn as nn
 from easydict import EasyDict
 
-from tidal.base.defaults import FreeDict, class_defaults
-from tidal.base.errors import ConfigError
+from tidal.base.defaults import FreeDict, class_defaults, mro_owners
+from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
 from tidal.base.modes import CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
-from tidal.registry import MODEL_REGISTRY, import_names
+from tidal.config.registration import check_rules_declared
+from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
@@ -54,8 +55,13 @@ class Policy:
             learner=dict(
                 # (int > 0) Write losses to the logs every this many train iterations.
                 log_freq=100,
+                # (int >= 0) Also write them every this many env steps, whichever of the two comes first
+                # (0 = off): a policy that makes few updates per collection is still logged regularly.
+                log_freq_env_steps=5000,
                 # (int > 0) Save the latest checkpoint every this many train iterations.
                 save_ckpt_freq=1000,
+                # (int >= 0) Also save it every this many env steps, whichever of the two comes first (0 = off).
+                save_ckpt_freq_env_steps=0,
                 # (float > 0) Also save it every this many seconds of wall time (besides at the start, after
                 # the warm-up and on SIGTERM / SIGINT), so that a run killed at any moment loses little.
                 save_ckpt_secs=300.0,
@@ -72,6 +78,9 @@ class Policy:
             evaluator=dict(
                 # (int > 0) Evaluate every this many train iterations.
                 eval_freq=1000,
+                # (int >= 0) Also evaluate every this many env steps, whichever of the two comes first (0 = off):
+                # a policy that makes few updates per collection is still evaluated regularly.
+                eval_freq_env_steps=5000,
             ),
         ),
         other=dict(
@@ -99,21 +108,27 @@ class Policy:
     remote_collect: bool = True
 
     @classmethod
-    def default_config(cls) -> EasyDict:
-        """The defaults of this class merged over those of its bases."""
-        return EasyDict(class_defaults(cls))
+    def default_config(cls, cfg: Optional[Mapping[str, Any]] = None) -> EasyDict:
+        """The defaults of this policy's config owners under `cfg` (its policy section; None: the defaults
+        alone), each merged over those before it."""
+        return EasyDict(class_defaults(cls, cfg))
 
     @classmethod
-    def specialize(cls, policy_cfg: Mapping[str, Any]) -> type:
-        """The class that runs this policy under `policy_cfg` (the user's policy section, before defaults):
-        `cls` itself, unless a policy that wraps another one assembles a subclass for it. Looked up through
-        `tidal.registry.policy_class`."""
-        return cls
+    def config_owners(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """The classes whose `config` literals make up this policy's keys under `cfg` (its policy section, as
+        the user wrote it or compiled), base first: those of its MRO, unless a policy that holds another one
+        adds the held policy's. Defaults, rules and comments all walk these (`tidal.base.defaults`)."""
+        return mro_owners(cls)
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
-        """The registered model name this policy builds when `policy.model.type` is not set."""
-        raise NotImplementedError(f'{cls.__name__} must name its default model')
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The registered model name, and the modules that register it, this policy builds under `cfg` (its
+        policy section, compiled or as the user wrote it) when `policy.model.type` is not set.
+
+        Every registered policy defines it (`check_policy_class` refuses one that does not), so a config
+        check can always know the model, and no subclass is needed to pick another one (`multi_agent`).
+        """
+        raise TidalError(f'{_qualname(cls)} must define default_model(cls, cfg) naming its registered model')
 
     def __init__(self, cfg: dict, model: Optional[nn.Module] = None,
                  enable_field: Iterable[str] = MODES) -> None:
@@ -132,7 +147,7 @@ class Policy:
         name = kwargs.pop('type', None)
         modules = kwargs.pop('import_names', [])
         if not name:
-            name, modules = self.default_model()
+            name, modules = self.default_model(self._cfg)
         import_names(modules)
         return MODEL_REGISTRY.build(name, **self._model_kwargs(kwargs))
 
@@ -285,3 +300,20 @@ class Policy:
 
     def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
         pass
+
+
+def check_policy_class(name: str, cls: Any) -> None:
+    """What POLICY_REGISTRY asks of a policy when it registers: its own default_model, and a rule for each
+    default (`check_rules_declared`), so that a malformed policy fails where it is written."""
+    owner = next((base for base in getattr(cls, '__mro__', ()) if 'default_model' in vars(base)), None)
+    if owner is None or owner is Policy:
+        raise TidalError(f"policy '{name}' ({_qualname(cls)}) must define default_model(cls, cfg) naming its "
+                         f"registered model")
+    check_rules_declared('policy', name, cls)
+
+
+def _qualname(cls: Any) -> str:
+    return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', repr(cls))}"
+
+
+POLICY_REGISTRY.check = check_policy_class

@@ -1,9 +1,22 @@
-"""Small pieces the policies share: optimizer construction and stepping, batch access."""
+"""Small pieces the policies share: optimizer construction and stepping, batch access.
+
+Every optimizer step of a policy goes through `optimizer_step` or `clipped_step`: after the backward
+pass they first run the gradient synchronisation registered for that optimizer (`set_gradient_sync`;
+under several learner processes `tidal.worker.distributed` registers the average over the ranks), so
+that clipping and the logged gradient norm see the gradient of the whole batch. A single process
+registers nothing and pays one dict look-up per step.
+"""
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+import math
+import weakref
+from typing import Any, Callable, Iterable, Optional
 
 import torch
+
+GradientSync = Callable[[torch.optim.Optimizer], None]
+
+_gradient_syncs: weakref.WeakKeyDictionary[torch.optim.Optimizer, GradientSync] = weakref.WeakKeyDictionary()
 
 
 def adam(params: Iterable[Any], lr: float) -> torch.optim.Adam:
@@ -14,10 +27,41 @@ def adam(params: Iterable[Any], lr: float) -> torch.optim.Adam:
     return torch.optim.Adam(list(params), lr=lr, fused=True)
 
 
-def optimizer_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+def set_gradient_sync(optimizer: torch.optim.Optimizer, sync: Optional[GradientSync]) -> None:
+    """Make every step of `optimizer` through these helpers first call `sync(optimizer)`, between the
+    backward pass and clipping (None: no synchronisation)."""
+    if sync is None:
+        _gradient_syncs.pop(optimizer, None)
+    else:
+        _gradient_syncs[optimizer] = sync
+
+
+def _backward_and_sync(optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                       gradient: Optional[torch.Tensor]) -> None:
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    loss.backward(gradient)
+    sync = _gradient_syncs.get(optimizer)
+    if sync is not None:
+        sync(optimizer)
+
+
+def optimizer_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                   gradient: Optional[torch.Tensor] = None) -> None:
+    """One step on `loss` (or on a non-scalar output with its `gradient`, as `Tensor.backward` takes it)."""
+    _backward_and_sync(optimizer, loss, gradient)
     optimizer.step()
+
+
+def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm: Optional[float],
+                 parameters: Optional[Iterable[torch.Tensor]] = None) -> torch.Tensor:
+    """One step on `loss` with the global gradient norm of `parameters` (default: the optimizer's)
+    clipped to `max_norm` (None: not clipped); returns the norm before clipping."""
+    _backward_and_sync(optimizer, loss, None)
+    if parameters is None:
+        parameters = [p for group in optimizer.param_groups for p in group['params'] if p.grad is not None]
+    norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm if max_norm is not None else math.inf)
+    optimizer.step()
+    return norm
 
 
 def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:

@@ -8,7 +8,7 @@ action. Observations may be a dict with 'observation' and 'action_mask' (1 = all
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -35,10 +35,11 @@ class DiscreteSACPolicy(SACPolicy):
         ),
     )
     action_space = 'discrete'
-    multi_agent_model = ('discrete_maqac', ['tidal.models.maqac'])
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+        if cfg.get('multi_agent'):
+            return 'discrete_maqac', ['tidal.models.maqac']
         return 'discrete_qac', ['tidal.models.qac']
 
     def _default_target_entropy(self) -> float:

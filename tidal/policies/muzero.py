@@ -10,7 +10,7 @@ also reanalyze old data with its target model. Observations may be a dict with '
 from __future__ import annotations
 
 import bisect
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -63,7 +63,7 @@ class MuZeroPolicy(RepresentationOptions, Policy):
     remote_collect = False  # its temperature schedule counts the run's env steps in the collect mode
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         return 'muzero', ['tidal.models.muzero']
 
     def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
@@ -98,6 +98,9 @@ class MuZeroPolicy(RepresentationOptions, Policy):
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return self._learner.train(batch, weight=batch.get('weight') if self._cfg.priority_IS_weight else None)
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return [self._learner.optimizer]
 
     def _monitor_vars_learn(self) -> list[str]:
         return self._learner.monitor_vars()

@@ -14,7 +14,6 @@ a `value` column the target model predicts the values that targets bootstrap fro
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -26,7 +25,7 @@ from tidal.base.modes import TrajectoryStore
 from tidal.mcts import SearchConfig, search, visit_policy
 from tidal.models.muzero import MuZeroModel, MuZeroOutput, MuZeroTargets
 from tidal.models.target import TargetNetwork
-from tidal.policies.common import adam, split_action_mask
+from tidal.policies.common import adam, clipped_step, split_action_mask
 from tidal.rl_utils.horizon import linear_td_steps
 from tidal.rl_utils.unroll import scale_gradient, unrolled_value_targets
 
@@ -297,11 +296,7 @@ class RepresentationLearner:
         terms = self.model.calc_loss(outputs, targets, train_reward=opts.train_reward_function,
                                      train_policy=opts.train_policy, train_game_over=opts.train_game_over_function,
                                      train_repr_prediction=opts.train_repr_prediction, weight=weight)
-        self.optimizer.zero_grad(set_to_none=True)
-        terms['loss'].backward()
-        max_norm = opts.grad_clip_norm if opts.grad_clip_norm is not None else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
-        self.optimizer.step()
+        grad_norm = clipped_step(self.optimizer, terms['loss'], opts.grad_clip_norm, self.model.parameters())
         self.updates += 1
         if self.updates % opts.target_update_period == 0:
             self.target.update(opts.target_update_tau)

@@ -1,18 +1,18 @@
 """A MuZero model as the representation of another RL algorithm (ALF's MuzeroRepresentationLearner).
 
 The model's h maps each observation o to a latent s = h(o) (MuZero, arXiv 1911.08265; as a learned
-representation, MuZero Unplugged, arXiv 2104.06294); a registered policy (`rl_type`: PPO or SAC) acts
-and learns on s instead of o. The model learns only from MuZero's own losses (value, reward, game
-over, optionally reanalyzed policy) on its own replay of raw observations and its own schedule;
-`repr.encoder_grad` also lets the wrapped policy's losses reach h. Every batch is encoded again with
-the current h when it is used, so stored data never holds stale latents.
+representation, MuZero Unplugged, arXiv 2104.06294); a registered policy (`rl_type`: PPO or SAC), held by
+this one, acts and learns on s instead of o. The model learns only from MuZero's own losses (value, reward,
+game over, optionally reanalyzed policy) on its own replay of raw observations and its own schedule, both
+kept by the 'repr' feed (`tidal.worker.feeds.repr`), which runs the held policy's feed beside them;
+`repr.encoder_grad` also lets the held policy's losses reach h. Every batch is encoded again with the
+current h when it is used, so stored data never holds stale latents.
 
-`policy.type='muzero_repr'` resolves (`specialize`) to a class built from this one and the wrapped
-policy's, so the config holds the keys of both, and the run uses the wrapped policy's pipeline.
+The config holds the keys of both policies (`config_owners`), the held one's first so that this one's win.
 """
 from __future__ import annotations
 
-import functools
+import copy
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Optional
 
@@ -20,29 +20,40 @@ import torch
 import torch.nn as nn
 from easydict import EasyDict
 
+from tidal.base.device import policy_device
 from tidal.base.errors import ConfigError
+from tidal.base.modes import EnvLayout, ModelUpdates, ReprView, Timestep, TrajectoryStore
 from tidal.mcts import SearchConfig
 from tidal.models.muzero import MuZeroModel
-from tidal.base.device import policy_device
+from tidal.policies import discrete_sac, ppo, sac  # noqa: F401 -- registers the policies of RL_TYPES
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, split_action_mask
-from tidal.base.modes import EnvLayout, Timestep
 from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
 from tidal.registry import POLICY_REGISTRY
-from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
-from tidal.worker.trajectory_buffer import TrajectoryBuffer
 
 RL_TYPES = ('ppo', 'discrete_sac', 'sac')  # the policies that can learn on the latent
 
 
+def wrapped_policy_class(policy_cfg: Mapping[str, Any]) -> type:
+    """The registered class of the policy that `policy_cfg`'s `rl_type` names (default: PPO)."""
+    rl_type = policy_cfg.get('rl_type', MuZeroReprPolicy.config['rl_type'])
+    if rl_type not in RL_TYPES:
+        raise ConfigError(f"config key 'policy.rl_type' must be one of {', '.join(map(repr, RL_TYPES))} "
+                          f'(the policy that learns on the latent), got {rl_type!r}')
+    cls: type = POLICY_REGISTRY.get(rl_type)
+    return cls
+
+
 @POLICY_REGISTRY.register('muzero_repr')
 class MuZeroReprPolicy(RepresentationOptions, Policy):
-    remote_collect = False  # the collect mode holds the MuZero model's own replay
+    pipeline = 'repr'  # the held policy's feed, with the model's replay and updates beside it
+    remote_collect = False  # the raw steps for the model's replay wait in the collect mode for the feed
 
     config = dict(
         type='muzero_repr',
         # (str in {'ppo', 'discrete_sac', 'sac'}) The registered policy that acts and learns on s = h(o); its
-        # keys (learn, collect, model, ...) are this policy's too, and its pipeline runs the training.
+        # keys (learn, collect, model, ...) are this policy's too, and its feed runs the training (beside the
+        # model's replay and updates: the 'repr' feed).
         rl_type='ppo',
         repr=dict(
             # (bool) Train f's policy on reanalyze's visit distribution: no search acts here, so it needs
@@ -91,51 +102,47 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
     )
 
     @classmethod
-    def specialize(cls, policy_cfg: Mapping[str, Any]) -> type:
-        """The class of this policy wrapped around the `rl_type` policy: both configs, the wrapped pipeline."""
-        if cls is not MuZeroReprPolicy:
-            return cls  # already wrapped around its policy
-        rl_type = policy_cfg.get('rl_type', cls.config['rl_type'])
-        if rl_type not in RL_TYPES:
-            raise ConfigError(f"config key 'policy.rl_type' must be one of {', '.join(map(repr, RL_TYPES))} "
-                              f'(the policy that learns on the latent), got {rl_type!r}')
-        return _wrapped(POLICY_REGISTRY.get(rl_type))
+    def config_owners(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
+        """The held policy's owners, then this class's own (RepresentationOptions, this): its keys win."""
+        inner = wrapped_policy_class(cfg).config_owners(cfg)
+        return inner + tuple(owner for owner in super().config_owners(cfg) if owner not in inner)
 
-    def __new__(cls, cfg: dict, *args: Any, **kwargs: Any) -> 'MuZeroReprPolicy':
-        # POLICY_REGISTRY.build('muzero_repr', cfg) makes the wrapped class too
-        return super().__new__(cls.specialize(cfg))
+    @classmethod
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The model of the held `rl_type` policy, which acts on the latent."""
+        return wrapped_policy_class(cfg).default_model(cfg)
 
     def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
-        """`model`, if given, is the wrapped policy's; the MuZero model is always built from policy.repr.model."""
+        """`model`, if given, is the held policy's; the MuZero model is always built from policy.repr.model."""
         cfg = EasyDict(cfg)
         check_wrapped_options(cfg)
-        self._repr_model = build_repr_model(cfg, self._continuous_actions(cfg)).to(
-            policy_device(cfg))
-        self._repr_buffer: Optional[TrajectoryBuffer] = None  # built at the first collection: it needs num_envs
+        inner_cls = wrapped_policy_class(cfg)
+        continuous = inner_cls.action_space == 'continuous' or cfg.model.get('action_space') == 'continuous'
+        self._repr_model = build_repr_model(cfg, continuous).to(policy_device(cfg))
+        # the held policy's model sees latents, not observations
+        inner_cfg = EasyDict(copy.deepcopy(cfg))
+        inner_cfg.model.obs_shape = cfg.repr.model.latent_size
+        self._inner: Policy = inner_cls(inner_cfg, model, enable_field)
         self._collect_latent: Optional[tuple[Any, Any]] = None  # (obs, encoded obs) of the latest action
-        super().__init__(cfg, model, enable_field)
-        self._networks = nn.ModuleDict({'repr': self._repr_model, 'rl': self._model})
-
-    def _continuous_actions(self, cfg: EasyDict) -> bool:
-        return self.action_space == 'continuous' or cfg.model.get('action_space') == 'continuous'
-
-    def _model_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The wrapped policy's model sees latents, not observations."""
-        return {**super()._model_kwargs(kwargs), 'obs_shape': self._cfg.repr.model.latent_size}
+        self._collected: list[dict[str, Any]] = []  # raw steps for the model's replay, until the feed takes them
+        self._model_updates: Optional[ModelUpdates] = None  # the feed's, once it schedules them
+        super().__init__(cfg, nn.ModuleDict({'repr': self._repr_model, 'rl': self._inner.model}), enable_field)
 
     @property
-    def model(self) -> nn.Module:
-        """Both networks ('repr': the MuZero model, 'rl': the wrapped policy's), e.g. for finite checks."""
-        return self._networks
+    def inner(self) -> Policy:
+        """The held policy (`rl_type`), which acts and learns on the latent."""
+        return self._inner
 
     @property
     def repr_model(self) -> MuZeroModel:
         return self._repr_model
 
-    @property
-    def repr_buffer(self) -> Optional[TrajectoryBuffer]:
-        """The model's replay (raw observations), once something was collected."""
-        return self._repr_buffer
+    def extra_views(self) -> dict[str, Any]:
+        """The held policy's views and 'repr': what the 'repr' feed needs to keep the model's replay and
+        schedule its updates."""
+        view = ReprView(replay_seed=self._buffer_seed, collected=self._take_collected, make_batch=self._model_batch,
+                        train=self._train_model, schedule=self._schedule)
+        return {**self._inner.extra_views(), 'repr': view}
 
     # ----- encoding --------------------------------------------------------------------------
     def _encode(self, obs: Any, grad: bool = False) -> tuple[Any, torch.Tensor]:
@@ -150,7 +157,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
 
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        super()._init_learn()
+        self._rl_learn = self._inner.learn_mode
         repr_cfg = self._cfg.repr
         seed = int(torch.randint(2**62, ()))  # from the run's seeded generator: the same run, the same samples
         self._learner = RepresentationLearner(self._repr_model, repr_cfg, self._repr_search_config(), self._device,
@@ -166,75 +173,54 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         return search_config(self._cfg.search, self._cfg.repr.discount_factor)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        # 1. the wrapped policy's update on the latents of the batch, encoded by the current h
+        # 1. the held policy's update on the latents of the batch, encoded by the current h
         inner_batch = dict(batch)
         if 'next_obs' in batch:  # s' only enters targets: never a path into h
             inner_batch['next_obs'] = self._encoded(batch['next_obs'])
         if self._encoder_optimizer is None:
             inner_batch['obs'] = self._encoded(batch['obs'])
-            info = super()._forward_learn(inner_batch)
+            info = self._rl_learn.forward(inner_batch)
         else:
-            # h runs once; the wrapped policy sees a leaf copy of s, whose gradient sums over all its backward
+            # h runs once; the held policy sees a leaf copy of s, whose gradient sums over all its backward
             # passes (SAC's critic and actor losses), and that sum then flows through h in one step
             _, latent = self._encode(batch['obs'], grad=True)
             leaf = latent.detach().requires_grad_(True)
             inner_batch['obs'] = with_observation(batch['obs'], leaf)
-            info = super()._forward_learn(inner_batch)
+            info = self._rl_learn.forward(inner_batch)
             if leaf.grad is not None:
                 self._encoder_optimizer.zero_grad(set_to_none=True)
                 latent.backward(leaf.grad)
                 self._encoder_optimizer.step()
-        # 2. every `interval` updates, the MuZero model's own updates on its replay
+        # 2. the MuZero model's own updates that the feed's schedule makes due now (every `interval` updates)
         self._learn_calls += 1
-        training = self._cfg.repr.training
-        if self._learn_calls % training.interval == 0 and self._repr_steps() >= training.initial_collect_steps:
-            self._repr_info = self._train_repr()
+        infos = self._model_updates(self._learn_calls) if self._model_updates is not None else []
+        if infos:
+            self._repr_info = {f'repr_{name}': torch.stack([each[name] for each in infos]).mean()
+                               for name in self._learner.monitor_vars()}
         info.update(self._repr_info)
         return info
 
-    def _repr_steps(self) -> int:
-        """Env steps ever written to the model's replay."""
-        return 0 if self._repr_buffer is None else int(self._repr_buffer.current_position().sum())
+    def _schedule(self, updates: ModelUpdates) -> None:
+        self._model_updates = updates
 
-    def _train_repr(self) -> dict[str, torch.Tensor]:
-        """`num_updates_per_train_iter` updates of MuZero's loss on replayed unrolls; their mean values."""
-        training, buffer = self._cfg.repr.training, self._repr_buffer
-        infos = []
-        for _ in range(training.num_updates_per_train_iter):
-            env_ids, positions, weight = self._sample_starts()
-            batch = self._learner.make_batch(buffer, env_ids, positions)
-            batch['obs'] = split_action_mask(batch['obs'])[0]
-            info = self._learner.train(batch, weight=weight)
-            if training.priority:
-                buffer.update_priority(env_ids, positions, info['priority'])
-            infos.append(info)
-        return {f'repr_{name}': torch.stack([info[name] for info in infos]).mean()
-                for name in self._learner.monitor_vars()}
+    def _model_batch(self, store: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor) -> dict[str, Any]:
+        """The model's batch (targets, reanalyze) for the unrolls from the sampled starts of its replay."""
+        batch = self._learner.make_batch(store, env_ids, positions)
+        batch['obs'] = split_action_mask(batch['obs'])[0]
+        return batch
 
-    def _sample_starts(self) -> tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
-        """(env ids, positions, IS weights or None), each [mini_batch_size * mini_batch_length]: sequences of
-        consecutive starts, capped at their env's newest step."""
-        training, buffer = self._cfg.repr.training, self._repr_buffer
-        weight = None
-        if training.priority:
-            env_ids, starts, weight = buffer.sample_weighted(training.mini_batch_size)
-        else:
-            env_ids, starts = buffer.sample_positions(training.mini_batch_size)
-        length = training.mini_batch_length
-        newest = buffer.current_position().to(starts.device)[env_ids] - 1
-        positions = torch.minimum(starts[:, None] + torch.arange(length, device=starts.device), newest[:, None])
-        if weight is not None:
-            weight = weight.repeat_interleave(length)
-        return env_ids.repeat_interleave(length), positions.reshape(-1), weight
+    def _train_model(self, batch: dict[str, Any], weight: Optional[torch.Tensor]) -> dict[str, torch.Tensor]:
+        """One update of MuZero's loss; its loss terms and a 'priority' per sample."""
+        return self._learner.train(batch, weight=weight)
 
     def _repr_monitor_vars(self) -> list[str]:
         return [f'repr_{name}' for name in self._learner.monitor_vars()]
 
     def _monitor_vars_learn(self) -> list[str]:
-        return super()._monitor_vars_learn() + self._repr_monitor_vars()
+        return self._rl_learn.monitor_vars() + self._repr_monitor_vars()
 
     def _state_dict_learn(self) -> dict[str, Any]:
-        state = super()._state_dict_learn()
+        state = self._rl_learn.state_dict()
         state.update(repr=self._learner.state_dict(), repr_learn_calls=self._learn_calls,
                      repr_info={name: value.detach().cpu() for name, value in self._repr_info.items()})
         if self._encoder_optimizer is not None:
@@ -242,49 +228,58 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         return state
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        super()._load_state_dict_learn(state)
+        self._rl_learn.load_state_dict(state)
         self._learner.load_state_dict(state['repr'])
         self._learn_calls = int(state['repr_learn_calls'])
         self._repr_info = {name: value.to(self._device) for name, value in state['repr_info'].items()}
         if self._encoder_optimizer is not None:
             self._encoder_optimizer.load_state_dict(state['encoder_optimizer'])
 
+    def _reset_learn(self) -> None:
+        self._rl_learn.reset()
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return list(self._rl_learn.optimizers())
+
+    def running_statistics(self) -> dict[str, Any]:
+        return self._inner.running_statistics()
+
     def weights(self) -> dict[str, Any]:
-        return {**super().weights(), 'repr': {'model': self._repr_model.state_dict()}}
+        return {**self._inner.weights(), 'repr': {'model': self._repr_model.state_dict()}}
 
     def load_weights(self, state: dict[str, Any]) -> None:
-        """The wrapped policy's networks and the MuZero model (learn state's 'repr')."""
-        super().load_weights(state)
+        """The held policy's networks and the MuZero model (learn state's 'repr')."""
+        self._inner.load_weights(state)
         self._repr_model.load_state_dict(state['repr']['model'])
 
     # ----- collect mode ----------------------------------------------------------------------
     def _init_collect(self) -> None:
-        super()._init_collect()
+        self._rl_collect = self._inner.collect_mode
         self._buffer_seed = int(torch.randint(2**62, ()))
 
     def _collect_input(self, obs: Any) -> Any:
-        """The encoded obs the wrapped policy acts on, kept for the transition of this step."""
+        """The encoded obs the held policy acts on, kept for the transition of this step."""
         encoded = self._encoded(obs)
         self._collect_latent = (obs, encoded)
         return encoded
 
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:
-        return super()._forward_collect(self._collect_input(obs), **kwargs)
+        return self._rl_collect.forward(self._collect_input(obs), **kwargs)
 
     def _random_action(self, obs: Any) -> dict[str, Any]:
-        return super()._random_action(self._collect_input(obs))
+        return self._rl_collect.random_action(self._collect_input(obs))
 
     def _process_transition(self, obs: Any, policy_output: dict[str, Any], timestep: Timestep) -> dict[str, Any]:
         cached = self._collect_latent
         encoded = cached[1] if cached is not None and cached[0] is obs else self._encoded(obs)
-        columns = super()._process_transition(encoded, policy_output,
-                                              replace(timestep, next_obs=self._encoded(timestep.next_obs)))
-        # the wrapped policy stores raw observations: learning encodes them with the h of its time
+        columns = self._rl_collect.process_transition(encoded, policy_output,
+                                                      replace(timestep, next_obs=self._encoded(timestep.next_obs)))
+        # the held policy stores raw observations: learning encodes them with the h of its time
         columns['obs'] = obs
         if 'next_obs' in columns:
             columns['next_obs'] = timestep.next_obs
-        # for the model's replay (moved there by _get_train_sample): the env's reward, which the wrapped
-        # policy may scale, and V(final obs) where an episode was cut off
+        # for the model's replay (set aside by _get_train_sample): the env's reward, which the held policy
+        # may scale, and V(final obs) where an episode was cut off
         columns['repr_reward'] = timestep.reward.to(torch.float32)
         columns['repr_bootstrap_value'] = self._truncation_values(timestep)
         return columns
@@ -300,55 +295,41 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         return value
 
     def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
-        """The raw steps go into the model's replay; the wrapped policy makes its samples from the latents,
-        which are then swapped back for the raw observations."""
-        self._replay(layout.num_envs).extend({
+        """The raw steps are set aside for the model's replay (the 'repr' view's `collected`); the held policy
+        makes its samples from the latents, which are then swapped back for the raw observations."""
+        self._collected.append({
             'obs': transitions['obs'], 'action': transitions['action'], 'reward': transitions.pop('repr_reward'),
             'terminated': transitions['terminated'], 'truncated': transitions['truncated'],
             'bootstrap_value': transitions.pop('repr_bootstrap_value'),
         })
         raw = {key: transitions[key] for key in ('obs', 'next_obs') if key in transitions}
         transitions.update({key: self._encoded(value) for key, value in raw.items()})
-        sample = super()._get_train_sample(transitions, layout)
+        sample = self._rl_collect.get_train_sample(transitions, layout)
         sample.update({key: value for key, value in raw.items() if key in sample})
         return sample
 
-    def _replay(self, num_envs: int) -> TrajectoryBuffer:
-        """The model's replay, built for `num_envs` collector envs the first time."""
-        if self._repr_buffer is None:
-            training = self._cfg.repr.training
-            per_env = -(-training.replay_buffer_length // num_envs)
-            if training.priority:
-                self._repr_buffer = PrioritizedTrajectoryBuffer(
-                    num_envs, per_env, alpha=training.priority_alpha, beta=training.priority_beta,
-                    device=self._device, seed=self._buffer_seed)
-            else:
-                self._repr_buffer = TrajectoryBuffer(num_envs, per_env, device=self._device, seed=self._buffer_seed)
-        return self._repr_buffer
+    def _take_collected(self) -> list[dict[str, Any]]:
+        taken, self._collected = self._collected, []
+        return taken
+
+    def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        self._rl_collect.reset(env_ids)
 
     def _state_dict_collect(self) -> dict[str, Any]:
-        """The wrapped policy's acting state and the model's replay (collected data, for an exact resume)."""
-        state = super()._state_dict_collect()
-        if self._repr_buffer is not None:
-            state['repr_buffer'] = self._repr_buffer.state_dict()
-        return state
+        return self._rl_collect.state_dict()
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
-        super()._load_state_dict_collect(state)
-        if 'repr_buffer' in state:
-            self._replay(int(state['repr_buffer']['num_envs'])).load_state_dict(state['repr_buffer'])
+        self._rl_collect.load_state_dict(state)
 
     # ----- eval mode -------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._rl_eval = self._inner.eval_mode
+
     def _forward_eval(self, obs: Any) -> dict[str, Any]:
-        return super()._forward_eval(self._encoded(obs))
+        return self._rl_eval.forward(self._encoded(obs))
 
-
-@functools.lru_cache(maxsize=None)
-def _wrapped(inner: type) -> type:
-    """MuZeroReprPolicy around `inner`: the MRO merges both configs, the wrapper's keys winning."""
-    return type(f'MuZeroRepr{inner.__name__}', (MuZeroReprPolicy, inner), {
-        '__module__': __name__, '__doc__': f'{inner.__name__} acting and learning on a MuZero latent.',
-        'pipeline': inner.pipeline, 'action_space': inner.action_space})
+    def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        self._rl_eval.reset(env_ids)
 
 
 def with_observation(obs: Any, observation: torch.Tensor) -> Any:

@@ -9,7 +9,7 @@ L^aux), and beta_clone * KL(pi_old || pi) against the policy frozen at the start
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -51,7 +51,7 @@ class PPGPolicy(PPOPolicy):
     pipeline = 'ppg'
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         return 'ppg_disjoint', ['tidal.models.actor_critic']
 
     def _evaluate(self, observation: torch.Tensor, mask: Any) -> tuple[Distribution, torch.Tensor]:

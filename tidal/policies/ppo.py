@@ -9,7 +9,7 @@ options whose statistics travel in the checkpoint and apply at eval.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -17,7 +17,7 @@ from torch.distributions import Distribution
 
 from tidal.base.errors import ConfigError
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, split_action_mask
+from tidal.policies.common import adam, clipped_step, split_action_mask
 from tidal.base.modes import EnvLayout, Timestep
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
@@ -82,7 +82,7 @@ class PPOPolicy(Policy):
     pipeline = 'rollout'
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         return 'actor_critic', ['tidal.models.actor_critic']
 
     def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
@@ -172,13 +172,10 @@ class PPOPolicy(Policy):
 
     def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> torch.Tensor:
         """One gradient step with the global norm clipped; returns the norm before clipping."""
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        params = [p for group in optimizer.param_groups for p in group['params'] if p.grad is not None]
-        max_norm = self._cfg.learn.grad_clip_norm
-        norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm is not None else float('inf'))
-        optimizer.step()
-        return norm.detach()
+        return clipped_step(optimizer, loss, self._cfg.learn.grad_clip_norm).detach()
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return [self._optimizer]
 
     def _monitor_vars_learn(self) -> list[str]:
         return ['total_loss', 'policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_frac',

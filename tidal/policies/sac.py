@@ -11,8 +11,7 @@ state (MASAC, as DI-engine's `multi_agent` option of its SAC policies).
 """
 from __future__ import annotations
 
-import functools
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -21,7 +20,6 @@ from tidal.models import TargetNetwork, Temperature
 from tidal.policies.base import Policy
 from tidal.base.nest import leading_dim
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
-from tidal.base.errors import ConfigError
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -41,28 +39,13 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         ),
     )
     action_space = 'continuous'
-    #: The model `multi_agent=True` builds by default and its module (None: the policy has no multi-agent form).
-    multi_agent_model: Optional[tuple[str, list[str]]] = ('continuous_maqac', ['tidal.models.maqac'])
-    #: True on the class `specialize` picks for `multi_agent=True`.
-    is_multi_agent: bool = False
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """With `multi_agent`, the multi-agent actor-critic: the losses already work per agent."""
+        if cfg.get('multi_agent'):
+            return 'continuous_maqac', ['tidal.models.maqac']
         return 'continuous_qac', ['tidal.models.qac']
-
-    @classmethod
-    def specialize(cls, policy_cfg: Mapping[str, Any]) -> type:
-        """With `multi_agent`, the subclass whose default model is the multi-agent one."""
-        if not policy_cfg.get('multi_agent', False) or cls.is_multi_agent:
-            return cls
-        if cls.multi_agent_model is None:
-            raise ConfigError(f"policy '{cls.config['type']}' has no multi-agent form; config key "
-                              f"'policy.multi_agent' must be False")
-        return _multi_agent_class(cls)
-
-    def __new__(cls, cfg: Optional[Mapping[str, Any]] = None, *args: Any, **kwargs: Any) -> 'SACPolicy':
-        # SACPolicy(cfg) and POLICY_REGISTRY.build('sac', cfg) make the multi-agent class too
-        return super().__new__(cls if cfg is None else cls.specialize(cfg))
 
     def _agent_axes(self) -> tuple[int, ...]:
         """(agents,) under multi_agent, where actions carry an agent axis after the batch; else ()."""
@@ -168,6 +151,9 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         self._temperature.clamp_()
         return {'alpha_loss': alpha_loss.detach()}
 
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return [self._optimizer_q, self._optimizer_policy]
+
     def _monitor_vars_learn(self) -> list[str]:
         names = ['critic_loss', 'policy_loss', 'alpha', 'td_error', 'q_value', 'target_q_value', 'entropy']
         if self._cfg.model.get('twin_critic', True):
@@ -213,15 +199,3 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
 def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:
     """|TD error| [E, B, *agents] averaged over the critics (and agents) into one priority per sample [B]."""
     return td_error.abs().reshape(td_error.shape[0], td_error.shape[1], -1).mean(dim=(0, 2))
-
-
-@functools.cache
-def _multi_agent_class(cls: type) -> type:
-    """`cls` whose default model is its `multi_agent_model`; its losses already work per agent."""
-    return type(f'MultiAgent{cls.__name__}', (cls,), {
-        '__module__': cls.__module__, '__doc__': f'{cls.__name__} with multi_agent=True.',
-        'is_multi_agent': True, 'default_model': classmethod(_multi_agent_default_model)})
-
-
-def _multi_agent_default_model(cls: type) -> tuple[str, list[str]]:
-    return cls.multi_agent_model

@@ -7,10 +7,11 @@ being regressed to the soft value of the current policy; alpha is fixed and rewa
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
+from tidal.base.errors import ConfigError
 from tidal.models import TargetNetwork
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
 from tidal.policies.sac import SACPolicy
@@ -32,10 +33,13 @@ class SACVPolicy(SACPolicy):
             auto_alpha=False,
         ),
     )
-    multi_agent_model = None
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The V network has no per-agent form, so neither has this policy."""
+        if cfg.get('multi_agent'):
+            raise ConfigError(f"policy '{cls.config['type']}' has no multi-agent form; config key "
+                              f"'policy.multi_agent' must be False")
         return 'continuous_qvac', ['tidal.models.qvac']
 
     def _init_learn(self) -> None:
@@ -87,6 +91,9 @@ class SACVPolicy(SACPolicy):
         info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
         info.update(value_loss=value_loss.detach(), v_value=value.detach().mean(), target_v_value=value_target.mean())
         return info
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return [*super()._optimizers_learn(), self._optimizer_value]
 
     def _monitor_vars_learn(self) -> list[str]:
         return [*super()._monitor_vars_learn(), 'value_loss', 'v_value', 'target_v_value']

@@ -9,7 +9,7 @@ current policy switched, and the actor's dQ/da is scaled by the probability of s
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple, Optional
+from typing import Any, Iterable, Mapping, NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
@@ -105,6 +105,11 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             # (float in [0, 1]) Chance per step that evaluation samples the action and the switch instead of
             # taking the most likely ones.
             epsilon_greedy=0.1,
+            evaluator=dict(
+                # (int >= 0) Also evaluate every this many env steps (0 = off): off here, because evaluation
+                # draws from the global generator (epsilon_greedy), so an extra one would change training.
+                eval_freq_env_steps=0,
+            ),
         ),
         trajectory=dict(
             # (int >= 0) Force a switch after a trajectory was followed this many steps, in collect and eval
@@ -118,7 +123,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
     trajectory_cls: type[Trajectory] = ConstantTrajectory
 
     @classmethod
-    def default_model(cls) -> tuple[str, list[str]]:
+    def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         return 'trajectory_qac', ['tidal.models.taac']
 
     def __init__(self, cfg: dict, *args: Any, **kwargs: Any) -> None:
@@ -261,6 +266,9 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             q = q.detach()
         logits = switch_logits(q[:, 0].detach(), q[:, 1].detach(), switch_alpha, self._advantage_clip)
         return TwoStage(action, log_prob, kept, new, q, logits)
+
+    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
+        return [self._optimizer]
 
     def _monitor_vars_learn(self) -> list[str]:
         names = ['critic_loss', 'policy_loss', 'alpha', 'switch_alpha', 'q_value', 'target_q_value', 'td_error',

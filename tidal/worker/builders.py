@@ -1,5 +1,5 @@
 """Building a run's parts from a compiled config, in one place: train, eval, collect-demos and the Ray
-workers all build their policy, env managers and collectors here."""
+workers all build their policy and env managers here (the collector: `tidal.worker.collectors`)."""
 from __future__ import annotations
 
 import random
@@ -9,11 +9,9 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from tidal.base.collector import Collector
 from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.policies.base import Policy
 from tidal.registry import ENV_REGISTRY, policy_class
-from tidal.worker.collector import SampleCollector
 
 EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
 
@@ -46,11 +44,3 @@ def build_env_manager(cfg: EasyDict, role: str, num_envs: Optional[int] = None,
     name = cfg.env.get('env_id') or cfg.env.type
     count = cfg.env[f'{role}_env_num'] if num_envs is None else num_envs
     return make_env_manager(env.make, cfg.env_manager.type, count, name, label or role)
-
-
-def build_collector(cfg: EasyDict, policy: Policy) -> Collector:
-    """The collector `collector.type` names: envs in this process, or Ray rollout workers."""
-    if cfg.collector.type == 'ray':
-        from tidal.worker.ray_collector import RayCollector  # Ray is an optional extra
-        return RayCollector(cfg, policy.collect_mode, policy.device)
-    return SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)

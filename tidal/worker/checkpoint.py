@@ -171,7 +171,8 @@ def _checksum(state: Any, where: str) -> str:
         if not tensor.is_contiguous() or 0 in tensor.stride():  # a broadcast element counts as contiguous
             tensor = torch.empty_like(tensor, memory_format=torch.contiguous_format).copy_(tensor)
         digest.update(f'{key_path!r}|{tensor.dtype}|{tuple(tensor.shape)}\n'.encode())
-        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+        # numpy's stubs give ndarray __buffer__ only for Python >= 3.12 (mypy checks as 3.11); arrays are buffers
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())  # type: ignore[arg-type]
     return digest.hexdigest()
 
 

@@ -177,10 +177,10 @@ class EpisodeCollector(_Collector):
             transition, step = self._step(random)
             for i in range(self.env.num_envs):
                 running[i].append(_select_env([transition], i))
-            for i in np.flatnonzero(step.done):
+            for ended in np.flatnonzero(step.done):
                 if len(finished) < n_episode:
-                    finished.append(concat(running[i]))
-                running[i] = []
+                    finished.append(concat(running[ended]))
+                running[ended] = []
         return finished
 
 

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -63,7 +63,7 @@ def deterministic_mode(collect_mode: CollectView, eval_mode: EvalMode) -> Collec
     return dataclasses.replace(collect_mode, forward=eval_mode.forward, reset=eval_mode.reset)
 
 
-def save_demos(path: str | os.PathLike, episodes: list[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Path:
+def save_demos(path: str | os.PathLike, episodes: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Path:
     """Write `episodes` (time-ordered column dicts) and `metadata` to `path`, atomically."""
     if not episodes:
         raise ValueError('no episodes to save')
@@ -74,9 +74,11 @@ def save_demos(path: str | os.PathLike, episodes: list[Mapping[str, Any]], metad
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f'.{path.name}.tmp')
+    arrays = {f'{_COLUMN_PREFIX}{name}': value for name, value in columns.items()}
     with open(tmp, 'wb') as f:
-        np.savez_compressed(f, metadata=np.array(json.dumps(meta)),
-                            **{f'{_COLUMN_PREFIX}{name}': value for name, value in columns.items()})
+        # numpy >= 2.1's stubs let the ** arrays fill `allow_pickle: bool`; the prefix keeps them apart (and numpy
+        # versions setup.py allows lack allow_pickle, so it is not passed explicitly)
+        np.savez_compressed(f, metadata=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
     os.replace(tmp, path)
     return path
 

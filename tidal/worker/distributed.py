@@ -7,23 +7,37 @@ the ranks, so all ranks keep identical weights and an update equals one on the K
 batch when the ranks' batches have the same size). Only rank 0 writes the run folder.
 
 Policies own their optimizers and step them themselves (several per update, some with clipping), so
-the averaging hooks into `Optimizer.step` (a step pre-hook) rather than wrapping a model: every
-registered policy works unchanged. Gradient clipping inside a policy (PPO's `grad_clip_norm`) then
-clips each rank's own gradient before the average, not the average.
+the averaging does not wrap a model: each policy lists its optimizers (`LearnView.optimizers`, and those
+of extra views that are learn modes, PPG's 'aux'), and every optimizer gets a gradient synchronisation
+that the policies' step helpers (`tidal.policies.common.optimizer_step` / `clipped_step`) run between
+the backward pass and clipping: clipping and the logged `grad_norm` see the averaged gradient, as one
+process on the ranks' batches together would. A policy that calls `optimizer.step()` by hand still
+gets its gradients averaged, in a step pre-hook, after whatever it did to them.
+
+`Lockstep` is what the ranks agree at the top of the run loop (a signal, the stop value, a checkpoint;
+that they collected in lockstep) and how a checkpoint carries every rank's own state. Rank 0 keeps the
+seeds of a single process; rank r > 0 seeds its global generators, collector envs and buffers from
+`stream_seed(seed, DDP_STREAM, r)`.
 
 A single process (no WORLD_SIZE, or WORLD_SIZE=1) creates no process group and pays nothing.
 """
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 import torch
 import torch.distributed as dist
+from easydict import EasyDict
 
 from tidal.base.errors import TidalError
+from tidal.base.modes import LearnView, PolicyViews
 from tidal.base.nest import to_cpu, tree_leaves, tree_replace
+from tidal.policies.common import set_gradient_sync
+from tidal.worker.rng import stream_seed
 
 DDP_STREAM = 3  # stream_seed stream of the seeds of ranks > 0 (rank 0 keeps the single-process seeds)
 
@@ -129,63 +143,166 @@ def broadcast_state(context: DistContext, state: dict[str, Any]) -> dict[str, An
     return tree_replace(state, received)
 
 
-def find_optimizers(root: Any, max_depth: int = 4) -> list[torch.optim.Optimizer]:
-    """Every torch optimizer reachable from `root`'s attributes (into lists, dicts and plain objects),
-    each once, in a fixed order: a policy keeps its optimizers as attributes, some in a helper object."""
-    found: list[torch.optim.Optimizer] = []
-    seen: set[int] = set()
-
-    def visit(obj: Any, depth: int) -> None:
-        if id(obj) in seen or depth > max_depth:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, torch.optim.Optimizer):
-            found.append(obj)
-        elif isinstance(obj, (torch.Tensor, torch.nn.Module, str, bytes, int, float, bool, type(None))):
-            return
-        elif isinstance(obj, dict):
-            for value in obj.values():
-                visit(value, depth + 1)
-        elif isinstance(obj, (list, tuple, set)):
-            for value in obj:
-                visit(value, depth + 1)
-        elif hasattr(obj, '__dict__') and not isinstance(obj, type):
-            for value in vars(obj).values():
-                visit(value, depth + 1)
-
-    visit(root, 0)
-    return found
+def learn_optimizers(views: PolicyViews) -> list[torch.optim.Optimizer]:
+    """Every optimizer the policy's updates step, each once: its learn mode's and those of its extra views
+    that are learn modes (PPG's auxiliary phase)."""
+    found: dict[int, torch.optim.Optimizer] = {}
+    for mode in [views.learn, *(view for view in views.extra.values() if isinstance(view, LearnView))]:
+        for optimizer in mode.optimizers():
+            found.setdefault(id(optimizer), optimizer)
+    return list(found.values())
 
 
-def average_gradients_on_step(context: DistContext, optimizer: torch.optim.Optimizer) -> None:
-    """Make each `optimizer.step()` first replace its parameters' gradients by their mean over the ranks.
-
-    One all-reduce per step, over one flat tensor: the gradients followed by one has-a-gradient flag
-    per parameter. A parameter without a gradient on some rank counts as zero there (as in DDP); one
-    without a gradient on every rank keeps `grad=None`, so the optimizer skips it as it would alone.
-    """
+def average_gradients(context: DistContext, optimizers: Iterable[torch.optim.Optimizer]) -> None:
+    """Make each step of these optimizers first replace their parameters' gradients by the mean over the
+    ranks: in the step helpers before clipping, else (a plain `optimizer.step()`) just before the step."""
     if not context.enabled:
         return
+    for optimizer in optimizers:
+        _average_on_every_step(context, optimizer)
 
-    def average(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        params = [p for group in opt.param_groups for p in group['params']]
-        if not params:
-            return
-        dtype = params[0].dtype
-        for p in params[1:]:
-            dtype = torch.promote_types(dtype, p.dtype)
-        parts = [(p.grad if p.grad is not None else torch.zeros_like(p)).detach().reshape(-1).to(context.device, dtype)
-                 for p in params]
-        flags = torch.tensor([float(p.grad is not None) for p in params], dtype=dtype, device=context.device)
-        flat = torch.cat([*parts, flags])
-        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-        flat /= context.world_size
-        has_grad = (flat[-len(params):] > 0).tolist()  # on some rank
-        offset = 0
-        for p, any_grad in zip(params, has_grad):
-            size = p.numel()
-            if any_grad:
-                p.grad = flat[offset:offset + size].view_as(p).to(p.device, p.dtype).clone()
-            offset += size
 
-    optimizer.register_step_pre_hook(average)
+def _average_on_every_step(context: DistContext, optimizer: torch.optim.Optimizer) -> None:
+    synced = False  # by the step helper, since the last step
+
+    def sync(opt: torch.optim.Optimizer) -> None:
+        nonlocal synced
+        all_reduce_mean_gradients(context, opt)
+        synced = True
+
+    def before_step(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        nonlocal synced
+        if not synced:
+            all_reduce_mean_gradients(context, opt)
+        synced = False
+
+    set_gradient_sync(optimizer, sync)
+    optimizer.register_step_pre_hook(before_step)
+
+
+def all_reduce_mean_gradients(context: DistContext, optimizer: torch.optim.Optimizer) -> None:
+    """Replace the gradients of `optimizer`'s parameters by their mean over the ranks.
+
+    One all-reduce over one flat tensor: the gradients followed by one has-a-gradient flag per
+    parameter. A parameter without a gradient on some rank counts as zero there (as in DDP); one
+    without a gradient on every rank keeps `grad=None`, so the optimizer skips it as it would alone.
+    """
+    params = [p for group in optimizer.param_groups for p in group['params']]
+    if not params:
+        return
+    dtype = params[0].dtype
+    for p in params[1:]:
+        dtype = torch.promote_types(dtype, p.dtype)
+    parts = [(p.grad if p.grad is not None else torch.zeros_like(p)).detach().reshape(-1).to(context.device, dtype)
+             for p in params]
+    flags = torch.tensor([float(p.grad is not None) for p in params], dtype=dtype, device=context.device)
+    flat = torch.cat([*parts, flags])
+    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+    flat /= context.world_size
+    has_grad = (flat[-len(params):] > 0).tolist()  # on some rank
+    offset = 0
+    for p, any_grad in zip(params, has_grad):
+        size = p.numel()
+        if any_grad:
+            p.grad = flat[offset:offset + size].view_as(p).to(p.device, p.dtype).clone()
+        offset += size
+
+
+class Decision(NamedTuple):
+    """What the run does at the top of its loop, the same on every rank."""
+
+    signum: int  # a signal to checkpoint and stop on (0: none)
+    stop: bool   # the evaluation reached the stop value
+    save: bool   # a checkpoint is due
+
+
+class Lockstep:
+    """The learner processes in step: the same start, the same decisions at the top of the run loop (from
+    the signals each caught, rank 0's evaluation, the checkpoint schedule), and every rank's own state
+    (collector, feed, generators) in rank 0's checkpoint. A single process agrees with itself at no cost."""
+
+    def __init__(self, context: DistContext) -> None:
+        self.context = context
+        self.signum: Optional[int] = None  # SIGTERM or SIGINT, caught by this process
+
+    def rank_config(self, cfg: EasyDict) -> EasyDict:
+        """The config of this rank: its own seed (rank 0 keeps the single process's)."""
+        if self.context.is_main:
+            return cfg
+        return EasyDict({**cfg, 'seed': stream_seed(cfg.seed, DDP_STREAM, self.context.rank)})
+
+    def env_budget(self, max_env_step: Optional[int], env_step: int) -> Optional[int]:
+        """This rank's share of the env steps left from `env_step` (of all ranks) to `max_env_step` (None: no
+        budget), rounded up: the ranks may overshoot by < 1 step each."""
+        return None if max_env_step is None else -(-(max_env_step - env_step) // self.context.world_size)
+
+    def catch_signals(self) -> Callable[[], None]:
+        """Make SIGTERM (preemption) and SIGINT checkpoint and stop the run at the next decision (a second
+        SIGINT stops at once); returns what puts the previous handlers back. Only the main thread can."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def handle(signum: int, frame: Any) -> None:
+            if self.signum is not None and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            self.signum = signum
+        previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+        def restore() -> None:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        return restore
+
+    def start(self, views: PolicyViews) -> None:
+        """Every rank starts from rank 0's weights, and every optimizer step averages the ranks' gradients."""
+        if self.context.enabled:
+            views.learn.load_state_dict(broadcast_state(self.context, views.learn.state_dict()))
+            average_gradients(self.context, learn_optimizers(views))
+
+    def decide(self, evaluate: Callable[[], bool], checkpoint_due: Callable[[], bool],
+               local_env_step: int) -> Decision:
+        """Evaluate when due (`evaluate()` returns True when the stop value is reached) and agree: a signal to
+        any rank stops all, rank 0's evaluation decides the stop. One process handles a signal before an
+        evaluation starts; the ranks must have collected equally many env steps each."""
+        signum = self.signum
+        if not self.context.enabled:
+            if signum is not None:
+                return Decision(signum, False, False)
+            stop = evaluate()
+            return Decision(0, stop, not stop and checkpoint_due())
+        stop = evaluate()
+        agreed, stop, save, most, minus_least = agree(self.context, [
+            signum or 0, stop, checkpoint_due(), local_env_step, -local_env_step])
+        if most != -minus_least:  # each update averages over all ranks: they must collect in lockstep
+            raise TidalError(f'the learner processes are out of step: they collected between {-minus_least:.0f} '
+                             f'and {most:.0f} env steps each')
+        return Decision(int(agreed), bool(stop), bool(save))
+
+    def gather(self, own_state: Callable[[], dict[str, Any]]) -> list[dict[str, Any]]:
+        """The own state of ranks 1.. in rank order, on rank 0 (every rank must call it: it is collective);
+        [] elsewhere and in a single process."""
+        ranks = gather_to_main(self.context, None if self.context.is_main else own_state())
+        return (ranks or [])[1:] if self.context.is_main else []
+
+    def own_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        """This rank's own part of a checkpoint: rank 0's entries, or its entry under 'ranks'; a checkpoint
+        of another number of processes is refused."""
+        world_size = state.get('world_size', 1)
+        if world_size != self.context.world_size:
+            raise TidalError(f'this run was checkpointed by {world_size} learner process(es); resume it with as '
+                             f'many (torchrun --nproc_per_node={world_size}), not {self.context.world_size}')
+        return state if self.context.is_main else state['ranks'][self.context.rank - 1]
+
+
+class NullLogger:
+    """The logger of ranks > 0: rank 0 alone writes the run folder."""
+
+    def info(self, message: str) -> None: ...
+    def exception(self, message: str, err: BaseException) -> None: ...
+    def scalars(self, prefix: str, values: Any, env_step: int, train_iter: int) -> None: ...
+    def evaluation(self, row: Any) -> None: ...
+    def summary(self, values: Any) -> None: ...
+    def close(self) -> None: ...
+
+    def position(self, env_step: int) -> dict[str, int]:
+        return {'env_step': env_step, 'text_bytes': 0, 'evals_bytes': 0}

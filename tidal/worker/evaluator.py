@@ -32,7 +32,8 @@ class EvalResult:
 
 
 class Evaluator:
-    """Evaluates every `eval_freq` train iterations on `n_episode` episodes.
+    """Evaluates on `n_episode` episodes every `eval_freq` train iterations or every `eval_freq_env_steps`
+    env steps (0: never by env steps), whichever comes first, counted from the latest evaluation.
 
     Episodes are split evenly over the envs beforehand (env i runs its own quota), so short
     episodes do not crowd out long ones when several envs run in parallel. Each evaluation seeds its
@@ -41,23 +42,31 @@ class Evaluator:
     """
 
     def __init__(self, env: EnvManager, policy: EvalMode, device: torch.device, n_episode: int,
-                 eval_freq: int, stop_value: Optional[float] = None, seed: Optional[int] = None) -> None:
+                 eval_freq: int, stop_value: Optional[float] = None, seed: Optional[int] = None,
+                 eval_freq_env_steps: int = 0) -> None:
         if n_episode < 1:
             raise ValueError(f'env.n_evaluator_episode must be >= 1, got {n_episode}')
         self.env, self.policy, self.device = env, policy, torch.device(device)
         self.n_episode, self.eval_freq, self.stop_value = n_episode, eval_freq, stop_value
+        self.eval_freq_env_steps = eval_freq_env_steps
         self.seed = seed
         self.last_eval_iter: Optional[int] = None  # train iteration of the latest evaluation
+        self.last_eval_env_step = 0  # env step of the latest evaluation
 
-    def should_eval(self, train_iter: int) -> bool:
-        return self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
+    def should_eval(self, train_iter: int, env_step: int = 0) -> bool:
+        return (self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
+                or 0 < self.eval_freq_env_steps <= env_step - self.last_eval_env_step)
+
+    def mark_evaluated(self, train_iter: int, env_step: int = 0) -> None:
+        """Count the next evaluation from here (also where another process evaluated)."""
+        self.last_eval_iter, self.last_eval_env_step = train_iter, env_step
 
     def reached_stop_value(self, result: EvalResult) -> bool:
         return self.stop_value is not None and result.return_mean >= self.stop_value
 
     @torch.no_grad()
-    def eval(self, train_iter: int = 0) -> EvalResult:
-        self.last_eval_iter = train_iter
+    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
+        self.mark_evaluated(train_iter, env_step)
         num_envs = self.env.num_envs
         quota = np.full(num_envs, self.n_episode // num_envs)
         quota[: self.n_episode % num_envs] += 1

@@ -7,15 +7,44 @@ from typing import Any, Callable, Optional
 import torch
 
 from tidal.base.modes import LearnMode
-from tidal.worker.finite import FiniteGuard
+from tidal.worker.finite import FiniteGuard, NonFiniteError, first_non_finite_parameter
 
 Hook = Callable[['Learner', dict[str, Any]], None]
 
 
 @dataclass
+class Period:
+    """When a hook runs: every `iters` train iterations, or at the first one `env_steps` env steps (as
+    `env_step()` counts them) after it last ran, whichever comes first. 0 env steps: by iterations only.
+    The env steps count from the first update (a warm-up without updates does not make it due)."""
+
+    iters: int
+    env_steps: int = 0
+    env_step: Callable[[], int] = lambda: 0
+    last_env_step: Optional[int] = None  # env step of the latest run (or of the first update); in checkpoints
+
+    def __post_init__(self) -> None:
+        if self.iters < 1:
+            raise ValueError(f'a hook period must be >= 1 train iteration, got {self.iters}')
+        if self.env_steps < 0:
+            raise ValueError(f'a hook period in env steps must be >= 0, got {self.env_steps}')
+
+    def due(self, train_iter: int) -> bool:
+        if not self.env_steps:
+            return train_iter % self.iters == 0
+        env_step = self.env_step()
+        if self.last_env_step is None:
+            self.last_env_step = env_step
+        if train_iter % self.iters == 0 or env_step - self.last_env_step >= self.env_steps:
+            self.last_env_step = env_step
+            return True
+        return False
+
+
+@dataclass
 class _ScheduledHook:
     fn: Hook
-    every: int
+    period: Period
 
 
 @dataclass
@@ -27,7 +56,7 @@ class _Phase:
 
 
 class Learner:
-    """Counts train iterations and runs hooks every N of them.
+    """Counts train iterations and runs hooks on their `Period` (every N of them, or every M env steps).
 
     The policy returns its losses as 0-d tensors; they are turned into Python floats only on the
     iterations a hook runs, so the other updates never wait on the device. A `FiniteGuard` watches
@@ -45,10 +74,9 @@ class Learner:
         self._phases: dict[str, _Phase] = {}
         self._phase_info: dict[str, Any] = {}  # the latest values of every auxiliary phase
 
-    def register_hook(self, fn: Hook, every: int) -> None:
-        if every < 1:
-            raise ValueError(f'a hook period must be >= 1 train iteration, got {every}')
-        self._hooks.append(_ScheduledHook(fn, every))
+    def register_hook(self, fn: Hook, every: int | Period) -> None:
+        """Run `fn` after every `every` train iterations, or on a `Period`."""
+        self._hooks.append(_ScheduledHook(fn, every if isinstance(every, Period) else Period(every)))
 
     def train(self, batch: dict[str, Any]) -> dict[str, Any]:
         """One counted update; hooks see its values with the latest ones of any auxiliary phase."""
@@ -56,7 +84,7 @@ class Learner:
         self.guard.observe(info, self._monitored)
         self.train_iter += 1
         for hook in self._hooks:
-            if self.train_iter % hook.every == 0:
+            if hook.period.due(self.train_iter):
                 hook.fn(self, {**self._phase_info, **info})
         return info
 
@@ -93,6 +121,19 @@ class Learner:
                 iteration = max(it for first, it in phase.starts if first < update)
                 failures.append((key, value, iteration))
         return min(failures, key=lambda failure: failure[2]) if failures else None
+
+
+    def check_finite(self, model: torch.nn.Module, env_step: int, last_good: str) -> None:
+        """Stop at the first NaN or inf in a monitored value or a parameter of `model`, naming it (and
+        `last_good`: where the last good checkpoint is)."""
+        failure = self.first_failure()
+        if failure is not None:
+            key, value, iteration = failure
+            raise NonFiniteError(f'{key} became {value} at train iteration {iteration} (env step '
+                                 f'{env_step} when seen); {last_good}')
+        name = first_non_finite_parameter(model.named_parameters())
+        if name is not None:
+            raise NonFiniteError(f'parameter {name} is not finite by train iteration {self.train_iter}; {last_good}')
 
 
 def scalars(info: dict[str, Any], names: list[str]) -> dict[str, float]:

@@ -98,8 +98,10 @@ class RayCollector:
         actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
         plain_cfg = to_plain(cfg)
         path = [os.getcwd(), *sys.path]
-        self.actors = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
-                       for index in range(num_workers)]
+        # Ray types an actor method's `.remote` only where the method is decorated with @ray.method, and
+        # RolloutWorker stays plain Python (Ray is an optional dependency): the handles are Any here
+        self.actors: list[Any] = [actor_cls.remote(plain_cfg, index, index * per_worker, per_worker, path)
+                                  for index in range(num_workers)]
         self.envs_per_worker = per_worker
         self.env_step = 0
         self.episodes = EpisodeStats()

@@ -28,16 +28,16 @@ class RolloutWorker:
                 sys.path.insert(0, path)
         from tidal.worker.builders import build_env_manager, build_policy  # after the path: it imports user modules
 
-        cfg = EasyDict(cfg)
-        cfg.policy.device = 'cpu'  # workers act on CPU; the learner's device is the driver's
+        run_cfg = EasyDict(cfg)
+        run_cfg.policy.device = 'cpu'  # workers act on CPU; the learner's device is the driver's
         torch.set_num_threads(1)
         import_names(BUILTIN_MODULES)
-        import_names(cfg.import_names)
-        import_names(cfg.env.import_names)
-        import_names(cfg.policy.import_names)
+        import_names(run_cfg.import_names)
+        import_names(run_cfg.env.import_names)
+        import_names(run_cfg.policy.import_names)
         self.index, self.first_env, self.num_envs = index, first_env, num_envs
-        self.policy = build_policy(cfg, enable_field=('collect',))
-        manager = build_env_manager(cfg, 'collector', num_envs, label=f'Ray worker {index} collector')
+        self.policy = build_policy(run_cfg, enable_field=('collect',))
+        manager = build_env_manager(run_cfg, 'collector', num_envs, label=f'Ray worker {index} collector')
         self.collector = SampleCollector(manager, self.policy.collect_mode, torch.device('cpu'))
 
     def ping(self) -> int:

@@ -1,6 +1,7 @@
 """SAC on Pendulum-v1: one update per env step, the settings that learn within 10-20k steps."""
+from typing import Any
 
-main_config = dict(
+main_config: dict[str, Any] = dict(
     exp_name='pendulum_sac',
     env=dict(
         env_id='Pendulum-v1',

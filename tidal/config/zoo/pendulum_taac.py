@@ -1,6 +1,7 @@
 """TAAC on Pendulum-v1: SAC's pendulum settings, trained on replayed sequences of 4 steps."""
+from typing import Any
 
-main_config = dict(
+main_config: dict[str, Any] = dict(
     exp_name='pendulum_taac',
     env=dict(
         env_id='Pendulum-v1',

@@ -3,8 +3,9 @@
 from tidal.worker.feeds.common import Feed
 from tidal.worker.feeds.ppg import AuxPhaseFeed
 from tidal.worker.feeds.replay import ReplayFeed
+from tidal.worker.feeds.repr import ReprFeed
 from tidal.worker.feeds.rollout import RolloutFeed
 from tidal.worker.feeds.sqil import SQILFeed
 from tidal.worker.feeds.unroll import UnrollFeed
 
-__all__ = ['AuxPhaseFeed', 'Feed', 'ReplayFeed', 'RolloutFeed', 'SQILFeed', 'UnrollFeed']
+__all__ = ['AuxPhaseFeed', 'Feed', 'ReplayFeed', 'ReprFeed', 'RolloutFeed', 'SQILFeed', 'UnrollFeed']

@@ -52,7 +52,11 @@ class ReplayFeed(Feed):
         self.unroll_len = cfg.policy.collect.unroll_len
         self.priority = cfg.policy.priority
         self.random_collect_size = cfg.policy.random_collect_size
-        self.buffer = build_replay_buffer(cfg, views.device, cfg.seed)
+        self.buffer: Any = self.build_buffer(cfg, views.device, collector.num_envs)
+
+    def build_buffer(self, cfg: EasyDict, device: torch.device, num_envs: int) -> Any:
+        """The replay this feed fills; a variant feed keeps another kind."""
+        return build_replay_buffer(cfg, device, cfg.seed)
 
     def warmed_up(self) -> bool:
         return self.collector.env_step >= self.random_collect_size
@@ -65,10 +69,14 @@ class ReplayFeed(Feed):
             return
         self.buffer.extend(self.collector.collect(self.n_sample))
         for _ in range(self.update_per_collect):
-            batch = self.sample_batch()
-            info = self.learner.train(batch)
-            if self.priority:
-                self.buffer.update_priority(batch['index'], info['priority'])
+            self.update()
+
+    def update(self) -> None:
+        """One gradient update on a sampled batch, and its priorities written back."""
+        batch = self.sample_batch()
+        info = self.learner.train(batch)
+        if self.priority:
+            self.buffer.update_priority(batch['index'], info['priority'])
 
     def sample_batch(self) -> dict[str, Any]:
         """The batch of one update; a variant feed overrides how it is built."""

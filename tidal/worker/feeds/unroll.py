@@ -6,15 +6,16 @@ into a training batch (`make_unroll_batch`: targets, reanalyze) and reports each
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping
 
+import torch
 from easydict import EasyDict
 
 from tidal.base.collector import Collector
 from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews, UnrollView
 from tidal.registry import FEED_REGISTRY
-from tidal.worker.feeds.common import Feed, warmup_steps
+from tidal.worker.feeds.replay import ReplayFeed
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.worker.trajectory_buffer import TrajectoryBuffer
 
@@ -29,9 +30,9 @@ def build_trajectory_buffer(cfg: EasyDict, num_envs: int, device: Any, seed: int
 
 
 @FEED_REGISTRY.register('unroll')
-class UnrollFeed(Feed):
-    """After `random_collect_size` steps of random actions, each step collects `n_sample` env steps and
-    makes `update_per_collect` updates of `batch_size` unrolled samples.
+class UnrollFeed(ReplayFeed):
+    """The replay feed's schedule (warm-up, then `update_per_collect` updates per collection of `n_sample`
+    env steps) over a trajectory buffer: each update unrolls the model from `batch_size` sampled starts.
 
     Needs an 'unroll' view (`UnrollView`, from `Policy.extra_views`) that turns sampled starts into a batch.
     """
@@ -40,28 +41,16 @@ class UnrollFeed(Feed):
     SPEC = FeedSpec(entry_point='serial_pipeline_muzero', learns='learns from unrolled trajectories',
                     on_policy=False, async_collection=False)
 
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Every sample is an unroll: no replay sequence options to check."""
+
     def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
         self.unroll: UnrollView = views.view('unroll', self.name)
-        self.collector, self.learner = collector, learner
-        self.batch_size = cfg.policy.learn.batch_size
-        self.update_per_collect = cfg.policy.learn.update_per_collect
-        self.n_sample = cfg.policy.collect.n_sample
-        self.random_collect_size = cfg.policy.random_collect_size
-        self.priority = cfg.policy.priority
-        self.buffer = build_trajectory_buffer(cfg, collector.num_envs, views.device, cfg.seed)
+        super().__init__(cfg, views, collector, learner)
 
-    def warmed_up(self) -> bool:
-        return self.collector.env_step >= self.random_collect_size
-
-    def step(self, env_budget: Optional[int]) -> None:
-        """A chunk of the warm-up, or one collection and its updates."""
-        if not self.warmed_up():
-            steps = warmup_steps(self.collector, self.random_collect_size, env_budget)
-            self.buffer.extend(self.collector.collect(steps, random=True))
-            return
-        self.buffer.extend(self.collector.collect(self.n_sample))
-        for _ in range(self.update_per_collect):
-            self.update()
+    def build_buffer(self, cfg: EasyDict, device: torch.device, num_envs: int) -> TrajectoryBuffer:
+        return build_trajectory_buffer(cfg, num_envs, device, cfg.seed)
 
     def update(self) -> None:
         weight = None
@@ -75,9 +64,3 @@ class UnrollFeed(Feed):
         info = self.learner.train(batch)
         if self.priority:
             self.buffer.update_priority(env_ids, positions, info['priority'])
-
-    def state_dict(self) -> dict[str, Any]:
-        return {'buffer': self.buffer.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.buffer.load_state_dict(state['buffer'])

@@ -1,0 +1,97 @@
+"""docs/write_your_own_algorithm.md runs as it is written.
+
+Every Python block of the page is a file, named by its first line (`# reinforce.py`); the blocks that
+examples/ also holds must equal those files. The test writes the files into a fresh folder, runs
+`train.py` (a short training of both examples through the Python API), runs the page's `tidal train`
+commands with a small budget, and checks the page's one-line error example.
+"""
+import re
+import runpy
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tidal.entry.cli import main
+from tidal.registry import ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / 'docs' / 'write_your_own_algorithm.md'
+EXAMPLES = ROOT / 'examples'
+BLOCK = re.compile(r'^```(\w*)\n(.*?)^```$', re.MULTILINE | re.DOTALL)
+FILE_NAME = re.compile(r'# ([\w/]+\.py)\n')
+SHORT_BUDGET = '1100'  # env steps: past the DQN example's 1000 steps of warm-up
+
+
+def blocks(language):
+    return [body for lang, body in BLOCK.findall(PAGE.read_text()) if lang == language]
+
+
+def page_files():
+    """File name -> text of the page's Python blocks."""
+    files = {}
+    for body in blocks('python'):
+        match = FILE_NAME.match(body)
+        assert match, f'a Python block of the page must start with its file name, e.g. "# my_file.py":\n{body}'
+        assert match.group(1) not in files, f'{match.group(1)} appears twice'
+        files[match.group(1)] = body
+    return files
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A fresh working folder; the modules the page registers, imports and path entries are undone after."""
+    tables = {registry: dict(registry._table) for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY)}
+    modules, path = set(sys.modules), list(sys.path)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    for registry, table in tables.items():
+        registry._table.clear()
+        registry._table.update(table)
+    for name in set(sys.modules) - modules:
+        module_file = getattr(sys.modules[name], '__file__', None) or ''
+        if module_file.startswith(str(tmp_path)):
+            del sys.modules[name]
+    sys.path[:] = path
+
+
+def test_python_blocks_are_the_example_files():
+    files = page_files()
+    examples = {path.name for path in EXAMPLES.glob('*.py')}
+    assert examples <= set(files), f'examples/ files missing from the page: {sorted(examples - set(files))}'
+    for name in examples:
+        assert files[name] == (EXAMPLES / name).read_text(), f'the page and examples/{name} differ'
+
+
+def test_the_page_runs_as_written(scratch, capsys):
+    for name, text in page_files().items():
+        (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / name).write_text(text)
+
+    # train.py, as `python train.py` runs it: its folder first on the import path
+    sys.path.insert(0, str(scratch))
+    runpy.run_path(str(scratch / 'train.py'), run_name='__main__')
+    for run in ('try_reinforce', 'try_dqn'):
+        assert (scratch / run / 'evals.csv').read_text().count('\n') >= 2, run
+        assert (scratch / run / 'ckpt' / 'latest.pt').is_file(), run
+    sys.path.remove(str(scratch))
+
+    # the page's `tidal train` commands, with a small budget
+    commands = [line for body in blocks('bash') for line in body.splitlines() if line.startswith('tidal train ')]
+    assert len(commands) >= 2
+    for number, command in enumerate(commands):
+        args = shlex.split(command)[1:]
+        args[args.index('--max-env-step') + 1] = SHORT_BUDGET
+        args += ['--exp-name', f'cli_run_{number}', '--no-progress']
+        assert main(args) == 0, f'{command}:\n{capsys.readouterr().err}'
+        assert (scratch / f'cli_run_{number}' / 'evals.csv').is_file()
+
+    # the page's error example: the command and the one line it prints
+    examples = [body.splitlines() for body in blocks('') if body.startswith('$ tidal ')]
+    assert examples
+    for command, expected, *_ in examples:
+        capsys.readouterr()
+        assert main(shlex.split(command)[2:]) == 2
+        err = capsys.readouterr().err
+        assert err == expected + '\n' and 'Traceback' not in err
