@@ -100,7 +100,7 @@ class Registry:
 
     def __init__(self, kind: str, check: Optional[Callable[[str, Any], None]] = None) -> None:
         self.kind = kind
-        self._table: dict[str, Callable[..., Any]] = {}
+        self._table: dict[str, Any] = {}  # classes or factories
         self._check: Optional[Callable[[str, Any], None]] = None
         self.check = check
 

@@ -103,7 +103,7 @@ def test_env_step_schedules_resume_exactly(tmp_path, monkeypatch):
                  'policy.learn.learner.save_ckpt_freq=1000', 'policy.learn.learner.save_ckpt_freq_env_steps=80']
     train(tmp_path, 'whole', overrides=overrides)
     with pytest.raises(Crash):
-        crash_after(monkeypatch, 180)  # the checkpoint at env step 131 + 80 comes before
+        crash_after(monkeypatch, 200)  # after the checkpoint at env step 211 and the log at 231
         train(tmp_path, 'crashed', overrides=overrides)
     monkeypatch.undo()
     resume(tmp_path / 'crashed', progress=False)

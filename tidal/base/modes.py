@@ -43,7 +43,7 @@ class RunningStatistic(Protocol):
     """A statistic that acting updates (an observation normaliser): saved and loaded as tensors."""
 
     def state_dict(self) -> dict[str, Any]: ...
-    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
     def merge_moments(self, batch_mean: torch.Tensor, batch_var: torch.Tensor, batch_count: Any) -> None: ...
 
 
@@ -78,7 +78,7 @@ class CollectMode(Protocol):
     # what acting needs, for a copy of the collect mode in another process (a Ray worker)
     def weights(self) -> dict[str, Any]: ...
     def load_weights(self, state: dict[str, Any]) -> None: ...
-    def running_statistics(self) -> dict[str, RunningStatistic]: ...
+    def running_statistics(self) -> Mapping[str, RunningStatistic]: ...
 
 
 class EvalMode(Protocol):
@@ -113,7 +113,7 @@ class CollectView:
     load_state_dict: Callable[[dict[str, Any]], None]
     weights: Callable[[], dict[str, Any]]
     load_weights: Callable[[dict[str, Any]], None]
-    running_statistics: Callable[[], dict[str, RunningStatistic]]
+    running_statistics: Callable[[], Mapping[str, RunningStatistic]]
     cfg: EasyDict
 
 

@@ -36,9 +36,10 @@ class ModelArgs:
         return self.accepted is None or key in self.accepted
 
 
-def model_args(policy_cls: type, policy_type: str, model_cfg: dict, policy_cfg: Mapping[str, Any]) -> ModelArgs:
+def model_args(policy_cls: Any, policy_type: str, model_cfg: dict, policy_cfg: Mapping[str, Any]) -> ModelArgs:
     """The signature of the model `policy.model` will build (its `type`, else the default the policy names
-    under `policy_cfg`, its section compiled or as the user wrote it: `multi_agent` picks another)."""
+    under `policy_cfg`, its section compiled or as the user wrote it: `multi_agent` picks another).
+    `policy_cls` is a registered policy class, untyped here since config sits below the policies."""
     name = model_cfg.get('type')
     modules = list(model_cfg.get('import_names') or [])
     if name is not None and not isinstance(name, str):
@@ -122,7 +123,8 @@ def _hint_text(hint: Any, positive: bool) -> Optional[str]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Union:
         parts = [_hint_text(arg, positive) for arg in args]
-        return None if None in parts else ' or '.join(parts)
+        texts = [part for part in parts if part is not None]
+        return ' or '.join(texts) if len(texts) == len(parts) else None
     if origin in (list, tuple, collections.abc.Sequence) and args:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             return None

@@ -11,11 +11,9 @@ Every log event after a checkpoint comes after at least one more collection, so 
 later env step than any event before it: that is what lets a resumed run drop exactly what the
 killed process wrote after its checkpoint.
 
-Under torchrun (several learner processes, `tidal.worker.distributed`) rank 0 alone evaluates and writes
-the run folder. The ranks collect and update in lockstep (`random_collect_size`, `n_sample` and
-`batch_size` are per rank); env steps count all ranks (logs, summary, `--max-env-step`). `Lockstep`
-agrees the decisions at the top of the loop and carries every rank's collector, feed and generators in
-rank 0's checkpoint, so a resume is exact too.
+Under torchrun (several learner processes) rank 0 alone evaluates and writes the run folder, env steps
+count all ranks (logs, summary, `--max-env-step`), and `tidal.worker.distributed.Lockstep` keeps the
+ranks in step: the same decisions at the top of the loop, every rank's state in the checkpoint.
 """
 from __future__ import annotations
 
@@ -139,7 +137,7 @@ class Run:
         self.policy.learn_mode.load_state_dict(state['policy'])
         self.feed.load_state_dict(own['feed'])
         self.learner.restart_guard_at(state['train_iter'])
-        self.evaluator.mark_evaluated(state['last_eval_iter'], 0)
+        self.evaluator.mark_evaluated(state['last_eval_iter'], state.get('last_eval_env_step', 0))
         for name, last_env_step in state.get('hook_env_steps', {}).items():
             self._periods[name].last_env_step = last_env_step
         self.best_return, self.last_return = state['best_return'], state['last_return']
@@ -245,10 +243,7 @@ class Run:
         self._check_finite()
         result = self.evaluator.eval(self.learner.train_iter, self.env_step)
         self.last_return = result.return_mean
-        self.logger.evaluation(dict(
-            env_step=self.env_step, train_iter=self.learner.train_iter, wall_time=self._wall_time(),
-            return_mean=result.return_mean, return_std=result.return_std,
-            episode_length_mean=result.length_mean))
+        self.logger.evaluation(result.row(self.env_step, self.learner.train_iter, self._wall_time()))
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()

@@ -138,7 +138,8 @@ class Policy:
             if field not in MODES:
                 raise ConfigError(f"unknown policy mode '{field}' in enable_field; choose from {MODES}")
         self._device = policy_device(self._cfg)
-        self._model = (model if model is not None else self._build_model()).to(self._device)
+        # Any: each algorithm reads its own model's heads (actor, critic, ...); workers see `model` as nn.Module
+        self._model: Any = (model if model is not None else self._build_model()).to(self._device)
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 

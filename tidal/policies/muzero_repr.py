@@ -34,13 +34,13 @@ from tidal.registry import POLICY_REGISTRY
 RL_TYPES = ('ppo', 'discrete_sac', 'sac')  # the policies that can learn on the latent
 
 
-def wrapped_policy_class(policy_cfg: Mapping[str, Any]) -> type:
+def wrapped_policy_class(policy_cfg: Mapping[str, Any]) -> type[Policy]:
     """The registered class of the policy that `policy_cfg`'s `rl_type` names (default: PPO)."""
     rl_type = policy_cfg.get('rl_type', MuZeroReprPolicy.config['rl_type'])
     if rl_type not in RL_TYPES:
         raise ConfigError(f"config key 'policy.rl_type' must be one of {', '.join(map(repr, RL_TYPES))} "
                           f'(the policy that learns on the latent), got {rl_type!r}')
-    cls: type = POLICY_REGISTRY.get(rl_type)
+    cls: type[Policy] = POLICY_REGISTRY.get(rl_type)
     return cls
 
 
@@ -103,7 +103,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
 
     @classmethod
     def config_owners(cls, cfg: Mapping[str, Any]) -> tuple[type, ...]:
-        """The held policy's owners, then this class's own (RepresentationOptions, this): its keys win."""
+        """The held policy's owners, then this class's own (RepresentationOptions, this one), whose keys win."""
         inner = wrapped_policy_class(cfg).config_owners(cfg)
         return inner + tuple(owner for owner in super().config_owners(cfg) if owner not in inner)
 
@@ -114,19 +114,20 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
 
     def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Iterable[str] = MODES) -> None:
         """`model`, if given, is the held policy's; the MuZero model is always built from policy.repr.model."""
-        cfg = EasyDict(cfg)
-        check_wrapped_options(cfg)
-        inner_cls = wrapped_policy_class(cfg)
-        continuous = inner_cls.action_space == 'continuous' or cfg.model.get('action_space') == 'continuous'
-        self._repr_model = build_repr_model(cfg, continuous).to(policy_device(cfg))
-        # the held policy's model sees latents, not observations
-        inner_cfg = EasyDict(copy.deepcopy(cfg))
-        inner_cfg.model.obs_shape = cfg.repr.model.latent_size
-        self._inner: Policy = inner_cls(inner_cfg, model, enable_field)
+        policy_cfg = EasyDict(cfg)
+        check_wrapped_options(policy_cfg)
+        inner_cls = wrapped_policy_class(policy_cfg)
+        continuous = inner_cls.action_space == 'continuous' or policy_cfg.model.get('action_space') == 'continuous'
+        self._repr_model = build_repr_model(policy_cfg, continuous).to(policy_device(policy_cfg))
+        # the held policy's model sees latents, not observations; it makes its modes now, so its draws from
+        # the global generator come before this policy's own seeds (_init_learn, _init_collect)
+        inner_cfg = EasyDict(copy.deepcopy(policy_cfg))
+        inner_cfg.model.obs_shape = policy_cfg.repr.model.latent_size
+        self._inner = inner_cls(inner_cfg, model, enable_field)
         self._collect_latent: Optional[tuple[Any, Any]] = None  # (obs, encoded obs) of the latest action
         self._collected: list[dict[str, Any]] = []  # raw steps for the model's replay, until the feed takes them
         self._model_updates: Optional[ModelUpdates] = None  # the feed's, once it schedules them
-        super().__init__(cfg, nn.ModuleDict({'repr': self._repr_model, 'rl': self._inner.model}), enable_field)
+        super().__init__(policy_cfg, nn.ModuleDict({'repr': self._repr_model, 'rl': self._inner.model}), enable_field)
 
     @property
     def inner(self) -> Policy:

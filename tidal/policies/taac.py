@@ -45,12 +45,13 @@ class TrajectoryState:
 
     def __init__(self, trajectory: Trajectory, action_dim: int, device: torch.device, randomize: bool) -> None:
         self.trajectory, self.action_dim, self.device, self.randomize = trajectory, action_dim, device, randomize
-        self.tau: Optional[torch.Tensor] = None
-        self.repeats: Optional[torch.Tensor] = None
+        # no env yet: sized by the first batch of observations
+        self.tau: torch.Tensor = trajectory.zeros(0, action_dim, device)
+        self.repeats: torch.Tensor = torch.zeros(0, dtype=torch.long, device=device)
 
     def ensure(self, num_envs: int) -> None:
         """Start every env's first episode (sized by the first batch of observations)."""
-        if self.tau is None or self.tau.shape[0] != num_envs:
+        if self.tau.shape[0] != num_envs:
             self.tau = self.trajectory.zeros(num_envs, self.action_dim, self.device)
             self.repeats = torch.zeros(num_envs, dtype=torch.long, device=self.device)
             self.reset(None)
@@ -61,7 +62,7 @@ class TrajectoryState:
         The state gets new tensors rather than being written in place: the last step's outputs, which
         hold the old ones, are stored after the envs that ended are reset.
         """
-        if self.tau is None:
+        if self.tau.shape[0] == 0:
             return
         rows = slice(None) if env_ids is None else torch.as_tensor(list(env_ids), dtype=torch.long,
                                                                    device=self.device)
@@ -74,7 +75,7 @@ class TrajectoryState:
 
     def state_dict(self) -> dict[str, Any]:
         """The trajectories the envs follow now, so a resumed run continues them."""
-        return {} if self.tau is None else {'tau': self.tau.clone(), 'repeats': self.repeats.clone()}
+        return {} if self.tau.shape[0] == 0 else {'tau': self.tau.clone(), 'repeats': self.repeats.clone()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
@@ -392,7 +393,7 @@ class TaacLPolicy(TAACPolicy):
             inverse_mode=True,
         ),
     )
-    trajectory_cls = LinearTrajectory
+    trajectory_cls: type[Trajectory] = LinearTrajectory
 
 
 @POLICY_REGISTRY.register('taac_q')

@@ -270,13 +270,12 @@ class Lockstep:
                 return Decision(signum, False, False)
             stop = evaluate()
             return Decision(0, stop, not stop and checkpoint_due())
-        stop = evaluate()
-        agreed, stop, save, most, minus_least = agree(self.context, [
-            signum or 0, stop, checkpoint_due(), local_env_step, -local_env_step])
+        any_signal, any_stop, any_save, most, minus_least = agree(self.context, [
+            signum or 0, evaluate(), checkpoint_due(), local_env_step, -local_env_step])
         if most != -minus_least:  # each update averages over all ranks: they must collect in lockstep
             raise TidalError(f'the learner processes are out of step: they collected between {-minus_least:.0f} '
                              f'and {most:.0f} env steps each')
-        return Decision(int(agreed), bool(stop), bool(save))
+        return Decision(int(any_signal), bool(any_stop), bool(any_save))
 
     def gather(self, own_state: Callable[[], dict[str, Any]]) -> list[dict[str, Any]]:
         """The own state of ranks 1.. in rank order, on rank 0 (every rank must call it: it is collective);

@@ -30,6 +30,11 @@ class EvalResult:
     def length_mean(self) -> float:
         return float(self.lengths.mean())
 
+    def row(self, env_step: int, train_iter: int, wall_time: float) -> dict[str, float]:
+        """This evaluation as a row of the run's evals.csv."""
+        return dict(env_step=env_step, train_iter=train_iter, wall_time=wall_time, return_mean=self.return_mean,
+                    return_std=self.return_std, episode_length_mean=self.length_mean)
+
 
 class Evaluator:
     """Evaluates on `n_episode` episodes every `eval_freq` train iterations or every `eval_freq_env_steps`

@@ -107,7 +107,7 @@ class ReprFeed(Feed):
         assert self.buffer is not None
         env_ids, positions, weight = self.sample_starts()
         info = self.model.train(self.model.make_batch(self.buffer, env_ids, positions), weight)
-        if self.training.priority:
+        if isinstance(self.buffer, PrioritizedTrajectoryBuffer):  # repr.training.priority
             self.buffer.update_priority(env_ids, positions, info['priority'])
         return info
 
@@ -157,13 +157,25 @@ class _StoringCollector:
     def env_step(self) -> int:
         return self._collector.env_step
 
+    @env_step.setter
+    def env_step(self, value: int) -> None:
+        self._collector.env_step = value
+
     @property
     def episodes(self) -> EpisodeStats:
         return self._collector.episodes
 
+    @episodes.setter
+    def episodes(self, value: EpisodeStats) -> None:
+        self._collector.episodes = value
+
     @property
     def notify(self) -> Callable[[str], None]:
         return self._collector.notify
+
+    @notify.setter
+    def notify(self, value: Callable[[str], None]) -> None:
+        self._collector.notify = value
 
     @property
     def num_envs(self) -> int:
