@@ -103,7 +103,7 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     if infer_shapes:
         env_info = probe_env(cfg, args, policy_cls, env_cls)
     check_required_model_keys(args, model_cfg, skip=() if infer_shapes else SHAPE_KEYS)
-    discrete = (env_info.get('action_space') or getattr(policy_cls, 'action_space', None)) == 'discrete'
+    discrete = (env_info.get('action_space') or policy_cls.action_space_of(cfg['policy'])) == 'discrete'
     check_memory(cfg, env_name(cfg['env']), discrete, policy_cls)
     return EasyDict(to_plain(cfg))
 

@@ -81,8 +81,8 @@ def _first_step(make: Callable[[], Any], env_cfg: Mapping) -> None:
                 pass
 
 
-def _check_action_space(cfg: dict, policy_cls: type, env_space: Any) -> None:
-    needed_space = getattr(policy_cls, 'action_space', None)
+def _check_action_space(cfg: dict, policy_cls: Any, env_space: Any) -> None:
+    needed_space = policy_cls.action_space_of(cfg['policy'])
     if needed_space and env_space and needed_space != env_space:
         raise ConfigError(f"policy '{cfg['policy']['type']}' needs a {needed_space} action space but "
                           f"env '{env_name(cfg['env'])}' has a {env_space} one")

@@ -121,6 +121,11 @@ class Policy:
         return mro_owners(cls)
 
     @classmethod
+    def action_space_of(cls, cfg: Mapping[str, Any]) -> Optional[str]:
+        """The action space ('continuous' or 'discrete', None: any) this policy needs under `cfg`."""
+        return cls.action_space
+
+    @classmethod
     def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         """The registered model name, and the modules that register it, this policy builds under `cfg` (its
         policy section, compiled or as the user wrote it) when `policy.model.type` is not set.

@@ -108,6 +108,11 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         return inner + tuple(owner for owner in super().config_owners(cfg) if owner not in inner)
 
     @classmethod
+    def action_space_of(cls, cfg: Mapping[str, Any]) -> Optional[str]:
+        """The held policy's: it chooses the actions."""
+        return wrapped_policy_class(cfg).action_space_of(cfg)
+
+    @classmethod
     def default_model(cls, cfg: Mapping[str, Any]) -> tuple[str, list[str]]:
         """The model of the held `rl_type` policy, which acts on the latent."""
         return wrapped_policy_class(cfg).default_model(cfg)
