@@ -27,7 +27,7 @@ from tidal.mcts import SearchConfig
 from tidal.models.muzero import MuZeroModel
 from tidal.policies import discrete_sac, ppo, sac  # noqa: F401 -- registers the policies of RL_TYPES
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, split_action_mask
+from tidal.policies.common import adam, split_action_mask, optimizer_step
 from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
 from tidal.registry import POLICY_REGISTRY
 
@@ -194,9 +194,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
             inner_batch['obs'] = with_observation(batch['obs'], leaf)
             info = self._rl_learn.forward(inner_batch)
             if leaf.grad is not None:
-                self._encoder_optimizer.zero_grad(set_to_none=True)
-                latent.backward(leaf.grad)
-                self._encoder_optimizer.step()
+                optimizer_step(self._encoder_optimizer, latent, leaf.grad)
         # 2. the MuZero model's own updates that the feed's schedule makes due now (every `interval` updates)
         self._learn_calls += 1
         infos = self._model_updates(self._learn_calls) if self._model_updates is not None else []
@@ -245,7 +243,8 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         self._rl_learn.reset()
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return list(self._rl_learn.optimizers())
+        encoder = [] if self._encoder_optimizer is None else [self._encoder_optimizer]
+        return [*self._rl_learn.optimizers(), self._learner.optimizer, *encoder]
 
     def running_statistics(self) -> dict[str, Any]:
         return self._inner.running_statistics()
