@@ -200,3 +200,46 @@ def test_the_aux_learning_rate_decays_with_the_policy_phase(aux_lr):
         policy.aux_mode.reset()
         policy.aux_mode.forward({**aux_batch(), 'env_step': env_step})
         assert policy._aux_optimizer.param_groups[0]['lr'] == pytest.approx(base * remaining)
+
+
+def test_defaults_scale_rewards_and_both_phases_fit_the_same_returns():
+    """With PPG's defaults (not a zoo config) on Acrobot, whose unscaled returns reach -100, rewards are scaled
+    and the aux phase's value heads regress on exactly the returns the policy phase's value head saw."""
+    assert PPGPolicy.default_config().normalize.reward is True
+    main_config = {'exp_name': 'acrobot_ppg', 'env': {'env_id': 'Acrobot-v1', 'collector_env_num': ENVS,
+                                                      'evaluator_env_num': 1}}
+    create_config = {'env': {'type': 'gym'}, 'env_manager': {'type': 'base'}, 'policy': {'type': 'ppg'}}
+    cfg = load_config((main_config, create_config), seed=0, overrides=[
+        f'policy.collect.n_sample={N_SAMPLE}', 'policy.learn.batch_size=8', 'policy.learn.epoch_per_collect=1',
+        f'policy.aux.interval={INTERVAL}', f'policy.aux.mini_batch_length={LENGTH}'])
+    set_seed(cfg.seed)
+    policy = build_policy(cfg)
+    collector = SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
+    learner = Learner(policy.learn_mode, policy.device)
+    feed = AuxPhaseFeed(cfg, policy.views(), collector, learner)
+    collector.reset(seed=cfg.seed)
+    policy_targets, aux_rows = {}, []
+    train, aux_forward = learner.train, feed.aux_mode.forward
+
+    def recording_train(batch):
+        policy_targets.update({tuple(o.tolist()): float(r) for o, r in zip(batch['obs'], batch['return'])})
+        return train(batch)
+
+    def recording_aux(batch):
+        aux_rows.extend(zip(batch['obs'], batch['return']))
+        return aux_forward(batch)
+
+    learner.train = recording_train
+    feed.aux_mode = dataclasses.replace(feed.aux_mode, forward=recording_aux)
+    try:
+        for _ in range(INTERVAL):
+            feed.step(None)
+    finally:
+        collector.close()
+    assert 'reward_rms' in policy.running_statistics()
+    assert len(aux_rows) == AUX_EPOCHS_DEFAULT * INTERVAL * N_SAMPLE
+    for obs, target in aux_rows:
+        assert float(target) == policy_targets[tuple(obs.tolist())]
+
+
+AUX_EPOCHS_DEFAULT = PPGPolicy.default_config().aux.num_updates_per_train_iter

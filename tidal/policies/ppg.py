@@ -27,6 +27,13 @@ AUX_MONITORS = ['aux_total_loss', 'aux_value_loss', 'aux_true_value_loss', 'aux_
 class PPGPolicy(PPOPolicy):
     config = dict(
         type='ppg',
+        normalize=dict(
+            # (bool) Divide rewards by the running std of the discounted return, on by default for PPG (off for
+            # PPO): the auxiliary phase fits two value heads with a KL term of order 0.01 under one clipped
+            # gradient step, so unscaled value targets (returns of -100 on Acrobot) swamp the KL and rewrite the
+            # policy (benchmarks/results.md, PPG on Acrobot-v1). The paper's Procgen runs normalize rewards too.
+            reward=True,
+        ),
         aux=dict(
             # (bool) Run auxiliary phases; without them PPG is PPO on a disjoint policy-value network.
             enabled=True,
