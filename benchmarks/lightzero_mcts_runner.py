@@ -74,7 +74,7 @@ def lightzero_search(tree: ModuleType, inputs: SearchInputs, config: SearchConfi
             if depths is not None:
                 depths.append(float(np.mean(results.get_search_len())))
             parents = torch.from_numpy(np.asarray([latents[d][b] for d, b in zip(depth_index, batch_index)]))
-            latent, reward, logits, value = inputs.recurrent_fn(parents, torch.from_numpy(np.asarray(actions)).long())
+            latent, reward, logits, value, _ = inputs.recurrent_fn(parents, torch.from_numpy(np.asarray(actions)).long())
             latents.append(latent.numpy())
             # the new nodes are at depth index simulation + 1 of the latent list
             tree.batch_backpropagate(simulation + 1, config.discount, reward.reshape(-1).tolist(),

@@ -53,7 +53,7 @@ class SearchInputs:
     def fingerprint(self) -> float:
         """A sum over the roots and one model call on them: equal in both processes iff the inputs are."""
         actions = torch.arange(self.root_logits.shape[0]) % self.root_logits.shape[1]
-        tensors = [self.root_latent, self.root_logits, self.root_value, *self.recurrent_fn(self.root_latent, actions)]
+        tensors = [self.root_latent, self.root_logits, self.root_value, *self.recurrent_fn(self.root_latent, actions)[:4]]
         return float(sum(t.double().sum() for t in tensors))
 
 
@@ -63,7 +63,7 @@ def trivial_inputs(batch_size: int, num_actions: int, seed: int = 0) -> SearchIn
     latent = torch.zeros(batch_size, LATENT_DIM)
     logits = torch.randn(batch_size, num_actions, generator=g)
     reward, value = torch.rand(batch_size, generator=g), torch.rand(batch_size, generator=g)
-    return SearchInputs(latent, logits, value, lambda latent_in, action: (latent, reward, logits, value))
+    return SearchInputs(latent, logits, value, lambda latent_in, action: (latent, reward, logits, value, None))
 
 
 @torch.no_grad()

@@ -10,8 +10,12 @@ Two comparisons, each over seeds, two runs at a time (one per core), stop values
   trained by MuZero's losses alone (`policy.repr.encoder_grad=false`), at equal env steps.
 Writes `results.json`, `curves_<comparison>.png` and `table.md` in `benchmarks/results/muzero/`.
 
-    python benchmarks/muzero.py [--seeds 0 1 2] [--muzero-steps 20000] [--repr-steps 50000] [--only muzero|repr]
-        [--no-lightzero]
+    python benchmarks/muzero.py [--seeds 0 1 2] [--muzero-steps 20000] [--repr-steps 50000]
+        [--only muzero|ablation|repr] [--no-lightzero]
+
+`ablation` changes one thing at a time from `cartpole_muzero`: a quarter of each batch reanalyzed with the
+same 10-step targets; the reanalyze of `cartpole_muzero_reanalyze` (5-step targets shrinking with age); and
+prioritized replay by value error.
 """
 import argparse
 import importlib.metadata
@@ -50,13 +54,24 @@ COMPARISONS = {
                          {'MuZero': 'cartpole_muzero', 'MuZero Reanalyze': 'cartpole_muzero_reanalyze'},
                          'MuZero on CartPole-v1 (median, min-max band)',
                          lightzero_pair='cartpole_muzero'),
+    'ablation': Comparison('MuZero on CartPole-v1, one change at a time: reanalyze, its schedule, priority replay',
+                           {'MuZero (uniform replay, no reanalyze)': 'cartpole_muzero',
+                            'reanalyze a quarter, 10-step targets, no age schedule': 'reanalyze_plain',
+                            'reanalyze a quarter, 5-step targets shrinking with age': 'cartpole_muzero_reanalyze',
+                            'priority replay (value error)': 'muzero_priority'},
+                           'MuZero on CartPole-v1, one change at a time (median, min-max band)'),
     'repr': Comparison('PPO on the MuZero representation h(o) against PPO on the observation, CartPole-v1',
                        {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo',
                         'PPO on MuZero repr, h by MuZero losses only': 'repr_no_encoder_grad'},
                        'PPO on h(o) against PPO on o, CartPole-v1 (median, min-max band)'),
 }
 # run name -> (zoo config, overrides) of the runs that are a zoo config with options changed
-VARIANTS = {'repr_no_encoder_grad': ('cartpole_muzero_repr_ppo', ['policy.repr.encoder_grad=false'])}
+VARIANTS = {'repr_no_encoder_grad': ('cartpole_muzero_repr_ppo', ['policy.repr.encoder_grad=false']),
+            # cartpole_muzero's 10-step targets, with only the reanalyzed quarter (and its batching) added
+            'reanalyze_plain': ('cartpole_muzero', ['policy.repr.reanalyze_ratio=0.25',
+                                                    'policy.repr.reanalyze_td_steps=10',
+                                                    'policy.repr.reanalyze_batch_size=64']),
+            'muzero_priority': ('cartpole_muzero', ['policy.priority=true'])}
 
 
 def zoo_config(run_name: str) -> tuple[str, list[str]]:
@@ -69,7 +84,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--muzero-steps', type=int, default=20_000)
     parser.add_argument('--repr-steps', type=int, default=50_000)
-    parser.add_argument('--only', nargs='+', choices=list(COMPARISONS), default=list(COMPARISONS))
+    parser.add_argument('--only', nargs='+', choices=list(COMPARISONS), default=['muzero', 'repr'])
     parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
     parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/muzero)')
     parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
@@ -81,7 +96,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--lightzero-wall-seconds', type=float, default=3000,
                         help='wall clock after which a LightZero run stops at its next evaluation (default: %(default)s)')
     args = parser.parse_args(argv)
-    args.budgets = {'muzero': args.muzero_steps, 'repr': args.repr_steps}
+    args.budgets = {'muzero': args.muzero_steps, 'ablation': args.muzero_steps, 'repr': args.repr_steps}
     if args.quick:
         args.budgets = {name: QUICK_STEPS for name in args.budgets}
         args.seeds = args.seeds[:1]

@@ -1,4 +1,4 @@
-"""Stable-Baselines3 PPO with SB3's own defaults (`PPO('MlpPolicy', env)`, one env) on CartPole-v1.
+"""Stable-Baselines3 PPO with SB3's own defaults (`PPO('MlpPolicy', env)`, one env or `--n-envs`) on a gym env.
 
 Runs inside the SB3 virtual environment (`benchmarks/.venv-sb3`), never in tidal's, and writes the
 same run folder as `tidal train` (`evals.csv`, `summary.json`) so both are read by one function.
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.env_util import make_vec_env
 
 from common import EvalLog, write_summary
 
@@ -98,13 +99,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--eval-episodes', type=int, default=10)
     parser.add_argument('--eval-envs', type=int, default=None, help='eval envs (default: one per episode)')
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
+    parser.add_argument('--n-envs', type=int, default=1,
+                        help='training envs (a DummyVecEnv; a rollout is n_steps of each, 2048 by default)')
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    model = PPO('MlpPolicy', gym.make(args.env_id), seed=args.seed, device='cpu', verbose=0)
+    train_env = gym.make(args.env_id) if args.n_envs == 1 else make_vec_env(args.env_id, n_envs=args.n_envs,
+                                                                             seed=args.seed)
+    model = PPO('MlpPolicy', train_env, seed=args.seed, device='cpu', verbose=0)
     eval_envs = [gym.make(args.env_id) for _ in range(args.eval_envs or args.eval_episodes)]
     for i, env in enumerate(eval_envs):
         env.reset(seed=args.seed + EVAL_SEED_OFFSET + i)
@@ -123,6 +128,7 @@ def main() -> None:
                     target_kl=model.target_kl, net_arch=model.policy.net_arch,
                     activation_fn=model.policy.activation_fn.__name__, ortho_init=model.policy.ortho_init)
     info = {'library': 'stable-baselines3', 'algorithm': 'PPO', 'env_id': args.env_id, 'seed': args.seed,
+            'n_envs': args.n_envs,
             'threads': args.threads, 'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes,
             'eval_envs': len(eval_envs), 'settings': settings,
             'versions': {name: importlib.metadata.version(name)

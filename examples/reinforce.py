@@ -88,7 +88,8 @@ class ReinforcePolicy(Policy):
         transitions['return'] = returns.reshape(-1)
         return transitions
 
-    # ----- eval mode: the most likely action ---------------------------------------------------
+    # ----- eval mode: the most likely action, or a sample with eval.deterministic=False ---------
     @torch.no_grad()
     def _forward_eval(self, obs):
-        return {'action': self._model.act(obs, deterministic=True)}
+        return {'action': self._model.act(obs, deterministic=self._cfg.eval.deterministic,
+                                          generator=self._eval_generator)}

@@ -69,7 +69,8 @@ def tensors(tree, prefix=''):
 
 def eval_rows(run):
     with open(run / 'evals.csv') as f:
-        return [(row['env_step'], row['train_iter'], row['return_mean']) for row in csv.DictReader(f)]
+        return [(row['env_step'], row['train_iter'], row['return_mean'], row['collect_return_mean'])
+                for row in csv.DictReader(f)]
 
 
 def assert_same_run(done, resumed):

@@ -8,9 +8,10 @@ from tidal.envs import make_env_manager
 from tidal.envs.pettingzoo_env import ParallelEnvAdapter, PettingZooEnv
 
 
-def spread(**kwargs) -> PettingZooEnv:
+def spread(team_reward: bool = False, reward_scale: float = 1.0, **kwargs) -> PettingZooEnv:
     pytest.importorskip('mpe2')
-    return PettingZooEnv(EasyDict(env_id='mpe2.simple_spread_v3', env_kwargs=dict(N=3, max_cycles=25, **kwargs)))
+    return PettingZooEnv(EasyDict(env_id='mpe2.simple_spread_v3', env_kwargs=dict(N=3, max_cycles=25, **kwargs),
+                                  team_reward=team_reward, reward_scale=reward_scale))
 
 
 def test_simple_spread_shapes_for_the_multi_agent_model():
@@ -38,6 +39,47 @@ def test_continuous_simple_spread_acts_in_the_unit_box():
     obs, _ = env.reset(seed=0)
     assert 'action_mask' not in obs
     env.step(env.action_space.sample())
+
+
+def seeded_episode_rewards(env_def: PettingZooEnv) -> tuple[np.ndarray, np.ndarray]:
+    """(reward vectors [25, agents], scalar rewards [25]) of one seeded episode of fixed random actions, in
+    which agents collide on 6 steps (a collision costs only the agents in it)."""
+    env = env_def.make()
+    env.reset(seed=10)
+    actions = np.random.default_rng(10).integers(0, 5, size=(25, 3))
+    steps = [env.step(action) for action in actions]
+    return np.stack([info['reward_vector'] for *_, info in steps]), np.array([step[1] for step in steps])
+
+
+def test_team_reward_gives_every_agent_the_sum_of_the_agents_rewards_of_the_same_step():
+    own, own_scalar = seeded_episode_rewards(spread())
+    team, team_scalar = seeded_episode_rewards(spread(team_reward=True))
+    assert (own.max(axis=1) != own.min(axis=1)).sum() == 6  # steps where the agents' own rewards differ
+    assert np.allclose(team, own.sum(axis=1, keepdims=True).repeat(3, axis=1), rtol=0, atol=1e-5)
+    assert np.array_equal(team_scalar, own_scalar)  # episode returns are the same sum either way
+
+
+def test_reward_scale_multiplies_the_learned_rewards_only():
+    team, _ = seeded_episode_rewards(spread(team_reward=True))
+    scaled, scaled_scalar = seeded_episode_rewards(spread(team_reward=True, reward_scale=2.0))
+    _, own_scalar = seeded_episode_rewards(spread())
+    assert np.allclose(scaled, 2.0 * team, rtol=1e-6)
+    assert np.array_equal(scaled_scalar, own_scalar)
+
+
+def manager_episode_rewards(env_def: PettingZooEnv) -> np.ndarray:
+    """`Step.reward` [25, envs, agents] of one seeded episode of 2 envs under fixed random actions."""
+    with make_env_manager(env_def.make, 'base', 2) as manager:
+        manager.reset(seed=6)
+        actions = np.random.default_rng(6).integers(0, 5, size=(25, 2, 3))
+        return np.stack([manager.step(action).reward for action in actions])
+
+
+def test_team_reward_reaches_the_collector_as_the_sum_for_every_agent():
+    own, team = manager_episode_rewards(spread()), manager_episode_rewards(spread(team_reward=True))
+    assert team.shape == own.shape == (25, 2, 3)
+    assert (own.max(axis=-1) != own.min(axis=-1)).sum() == 7  # (step, env) pairs where the agents' rewards differ
+    assert np.allclose(team, own.sum(axis=-1, keepdims=True).repeat(3, axis=-1), rtol=0, atol=1e-5)
 
 
 class FakeParallelEnv:
@@ -91,6 +133,15 @@ def test_an_agent_that_finishes_early_gets_no_reward_and_only_the_no_op():
     assert obs['agent_state'][0].tolist() == [0.0, 0.0, 0.0]
     _, _, terminated, truncated, _ = env.step(np.array([0, 1]))
     assert terminated and not truncated  # every agent terminated
+
+
+def test_with_team_reward_an_agent_that_finished_early_gets_the_team_reward():
+    env = ParallelEnvAdapter(FakeParallelEnv(), team_reward=True)
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(np.array([2, 3]))
+    assert info['reward_vector'].tolist() == [2.0, 2.0] and reward == 2.0
+    _, reward, _, _, info = env.step(np.array([0, 1]))  # 'a' is done: only 'b' earns, the team's sum is 1
+    assert info['reward_vector'].tolist() == [1.0, 1.0] and reward == 1.0
 
 
 def test_unknown_module_is_one_clear_error():

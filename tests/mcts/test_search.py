@@ -1,4 +1,5 @@
-"""Batched MuZero search: pUCT, backup, min-max, root mask and noise, batch independence, visit policy."""
+"""Batched MuZero search: pUCT, backup, min-max, root mask and noise, batch independence, predicted game overs,
+visit policy."""
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ def reward_for_action(rewarded: int, num_actions: int):
     """A model whose only signal is reward 1 for `rewarded`: uniform logits, value 0, latent unchanged."""
     def recurrent_fn(latent, action):
         n = action.shape[0]
-        return latent, (action == rewarded).float(), torch.zeros(n, num_actions), torch.zeros(n)
+        return latent, (action == rewarded).float(), torch.zeros(n, num_actions), torch.zeros(n), None
     return recurrent_fn
 
 
@@ -68,7 +69,7 @@ def test_min_max_normalizes_each_tree_by_its_own_bounds_and_leaves_trees_without
 def test_the_min_max_range_floor_keeps_nearly_equal_q_values_from_overriding_the_priors():
     def model(latent, action):  # action 1 pays 1e-5 more than action 0, as a fresh model's rounding noise would
         n = action.shape[0]
-        return latent, 1e-5 * action.float(), torch.zeros(n, 2), torch.zeros(n)
+        return latent, 1e-5 * action.float(), torch.zeros(n, 2), torch.zeros(n), None
 
     args = (torch.zeros(1, 1), torch.tensor([[math.log(0.53), math.log(0.47)]]), torch.zeros(1), model)
     floored = search(*args, SearchConfig(num_simulations=50), add_noise=False)  # min_max_delta = 0.01
@@ -93,7 +94,7 @@ def test_a_negative_min_max_delta_is_refused():
 def chain_model(latent, action):
     """One action; the latent is the node's depth d, the edge into depth d pays d, and V(depth d) = 4 d."""
     depth = latent[:, 0] + 1
-    return latent + 1, depth, torch.zeros(latent.shape[0], 1), 4 * depth
+    return latent + 1, depth, torch.zeros(latent.shape[0], 1), 4 * depth, None
 
 
 def test_backup_along_a_one_action_chain_gives_hand_computed_sums():
@@ -164,7 +165,7 @@ def varied_model(latent, action):
     scale = torch.tensor([[0.5, -1.0, 2.0, 0.25]])
     next_latent = torch.tanh(latent * 1.5 + action[:, None].float() * 0.3)
     logits = next_latent[:, :1] * scale + next_latent[:, 1:2]
-    return next_latent, torch.sin(3.0 * latent[:, 0] + action.float()), logits, next_latent[:, 1]
+    return next_latent, torch.sin(3.0 * latent[:, 0] + action.float()), logits, next_latent[:, 1], None
 
 
 def test_each_tree_of_a_batch_is_searched_as_if_alone():
@@ -181,6 +182,39 @@ def test_each_tree_of_a_batch_is_searched_as_if_alone():
         assert_close(alone.root_value[0], together.root_value[i])
         assert_close(alone.q_values[0], together.q_values[i])
     assert len({tuple(row) for row in together.visit_counts.tolist()}) > 1  # the trees did differ
+
+
+def game_over_after_action_1_in_tree_0(latent, action):
+    """Latent (depth, tree 0 flag); action 1 pays 1; V = 2 everywhere; in tree 0 the root's action 1 ends the game."""
+    n = action.shape[0]
+    over = (latent[:, 0] == 0) & (latent[:, 1] == 1) & (action == 1)
+    next_latent = latent + torch.tensor([1.0, 0.0])
+    return next_latent, action.float(), torch.zeros(n, 2), torch.full((n, ), 2.0), torch.where(over, 5.0, -5.0)
+
+
+@pytest.mark.parametrize('stop', [True, False])
+def test_a_node_predicted_game_over_is_never_expanded_and_backs_up_its_own_value(stop):
+    config = SearchConfig(num_simulations=12, discount=0.5, stop_at_predicted_game_over=stop)
+    roots = torch.tensor([[0.0, 1.0], [0.0, 0.0]])  # tree 0 has the game over, tree 1 not
+    tree = expand_root(roots, torch.zeros(2, 2), torch.zeros(2), config, add_noise=False)
+    for _ in range(config.num_simulations):
+        simulate(tree, game_over_after_action_1_in_tree_0, config)
+    over = tree.children[0, 0, 1]
+    assert over > 0 and tree.visits[0, 0, 1] > 2
+    assert (tree.children[1, tree.children[1, 0, 1]] >= 0).any()  # tree 1 goes on below its action 1
+    if stop:
+        assert tree.children[0, over].tolist() == [-1, -1]
+        # every visit backs up reward 1 + 0.5 * V 2 of the game-over node, which stays a leaf
+        assert tree.value_sum[0, 0, 1] == 2.0 * tree.visits[0, 0, 1]
+    else:
+        assert (tree.children[0, over] >= 0).any()
+
+
+def test_stopping_at_game_over_needs_a_model_that_predicts_it():
+    config = SearchConfig(num_simulations=2, stop_at_predicted_game_over=True)
+    with pytest.raises(SearchError, match='stop_at_predicted_game_over needs a recurrent_fn that predicts game '
+                                          'over'):
+        search(torch.zeros(1, 1), torch.zeros(1, 2), torch.zeros(1), reward_for_action(0, 2), config)
 
 
 def test_simulating_past_the_trees_capacity_is_refused():

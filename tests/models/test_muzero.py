@@ -117,8 +117,9 @@ def test_constant_latent_scales_to_zero_not_nan():
 def test_recurrent_fn_drives_the_batched_search():
     model = small_model()
     root = model.initial_inference(torch.randn(4, 4))
-    latent, reward, logits, value = model.recurrent_fn(root.latent, torch.tensor([0, 1, 2, 0]))
+    latent, reward, logits, value, game_over_logit = model.recurrent_fn(root.latent, torch.tensor([0, 1, 2, 0]))
     assert (latent.shape, reward.shape, logits.shape, value.shape) == ((4, 8), (4,), (4, 3), (4,))
+    assert game_over_logit.shape == (4,)
     assert not latent.requires_grad and not value.requires_grad
     result = search(root.latent, root.policy_logits, model.value(root), model.recurrent_fn,
                     SearchConfig(num_simulations=8), generator=torch.Generator().manual_seed(0))

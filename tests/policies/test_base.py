@@ -92,3 +92,55 @@ def test_a_policy_default_without_a_rule_fails_at_registration():
 def test_every_registered_policy_names_its_model_and_declares_its_rules():
     for name in POLICY_REGISTRY.names():
         POLICY_REGISTRY.check(name, POLICY_REGISTRY.get(name))
+
+
+# ----- eval.deterministic --------------------------------------------------------------------------
+
+def test_every_policy_evaluates_its_most_likely_action_by_default():
+    assert Policy.default_config().eval.deterministic is True
+    for name in POLICY_REGISTRY.names():
+        assert POLICY_REGISTRY.get(name).default_config().eval.deterministic is True, name
+
+
+def eval_policies(zoo_name, overrides):
+    """(greedy, sampling) eval-only policies of a zoo config with equal weights."""
+    from tidal.entry.setup import load_config
+    from tidal.worker.builders import build_policy
+    torch.manual_seed(0)
+    greedy, sampling = (build_policy(load_config(zoo_name, 0, [*overrides, f'policy.eval.deterministic={each}']),
+                                     enable_field=('eval',)) for each in (True, False))
+    sampling.model.load_state_dict(greedy.model.state_dict())
+    return greedy, sampling
+
+
+def act(policy, obs, seed):
+    """The eval actions of two steps from `obs` after seeding the eval mode; asserts the global generator is
+    left alone."""
+    global_state = torch.get_rng_state()
+    mode = policy.eval_mode
+    mode.seed(seed)
+    mode.reset(None)
+    actions = torch.stack([mode.forward(obs)['action'] for _ in range(2)])
+    assert torch.equal(torch.get_rng_state(), global_state)
+    return actions
+
+
+SMALL_SAC = ['policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_sizes=[16]']
+
+
+@pytest.mark.parametrize('zoo_name, overrides, obs_size', [
+    ('pendulum_sac', SMALL_SAC, 3),
+    ('pendulum_sac_v', SMALL_SAC, 3),
+    ('cartpole_discrete_sac', SMALL_SAC, 4),
+    ('pendulum_taac', SMALL_SAC, 3),
+    ('cartpole_ppg', ['policy.model.encoder_hidden_sizes=[16]'], 4),
+    ('cartpole_muzero', ['policy.search.num_simulations=8'], 4),
+    ('cartpole_muzero_repr_ppo', ['policy.model.encoder_hidden_sizes=[16]'], 4),
+])
+def test_a_sampling_eval_draws_from_its_own_seeded_generator(zoo_name, overrides, obs_size):
+    greedy, sampling = eval_policies(zoo_name, overrides)
+    obs = torch.randn(64, obs_size, generator=torch.Generator().manual_seed(1))
+    first = act(sampling, obs, seed=5)
+    assert torch.equal(act(sampling, obs, seed=5), first)  # the same seed, the same draws
+    assert not torch.equal(act(sampling, obs, seed=6), first)
+    assert not torch.equal(act(greedy, obs, seed=5), first)  # sampled, not the most likely action

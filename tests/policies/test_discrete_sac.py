@@ -1,10 +1,14 @@
+import io
 import math
 
 import pytest
 import torch
 
+from tidal.base.modes import Timestep
 from tidal.models import Temperature
 from tidal.policies import DiscreteSACPolicy
+from tidal.policies.common import sample_categorical
+from tidal.policies.discrete_sac import epsilon_at
 
 
 def make_policy(**learn) -> DiscreteSACPolicy:
@@ -127,3 +131,80 @@ def test_configured_target_entropy_applies_to_masked_states_as_given():
     info = policy.learn_mode.forward(masked_batch([2, 1]))
     expected = -math.log(0.2) * ((-math.log(2) + 0.5) + (0.0 + 0.5)) / 2
     assert float(info['alpha_loss']) == pytest.approx(expected, rel=1e-5)
+
+
+# ----- epsilon-greedy collection (other.eps) ---------------------------------------------------
+
+def eps_policy(**eps) -> DiscreteSACPolicy:
+    """Three actions; an actor that puts all but e^-30 of its mass on action 0, so any other action comes
+    from exploration."""
+    cfg = DiscreteSACPolicy.default_config()
+    cfg.model.update(obs_shape=4, action_shape=3, actor_hidden_sizes=[16], critic_hidden_sizes=[16])
+    cfg.other.eps.update(eps)
+    policy = DiscreteSACPolicy(cfg)
+    policy.model.actor_head.init_uniform(0.0)
+    with torch.no_grad():
+        policy.model.actor_head.logits.bias.copy_(torch.tensor([30.0, 0.0, 0.0]))
+    return policy
+
+
+def collect_env_steps(policy: DiscreteSACPolicy, steps: int, num_envs: int = 10) -> None:
+    """Feed the collect mode `steps` env steps, `num_envs` at a time, as the collector does."""
+    obs = torch.zeros(num_envs, 4)
+    done = torch.zeros(num_envs, dtype=torch.bool)
+    timestep = Timestep(next_obs=obs, reward=torch.zeros(num_envs), terminated=done, truncated=done, first=done)
+    for _ in range(steps // num_envs):
+        policy.collect_mode.process_transition(obs, {'action': torch.zeros(num_envs, dtype=torch.long)}, timestep)
+
+
+@pytest.mark.parametrize('eps, expected', [
+    # linear: start + (end - start) * min(1, steps / decay)
+    (dict(type='linear', start=1.0, end=0.05, decay=100), {0: 1.0, 30: 0.715, 50: 0.525, 100: 0.05, 250: 0.05}),
+    # exp: end + (start - end) * e^(-steps / decay); e^-1 = 0.36787944, e^-2 = 0.13533528
+    (dict(type='exp', start=0.95, end=0.1, decay=50), {0: 0.95, 50: 0.41269753, 100: 0.21503499}),
+])
+def test_epsilon_schedule_by_hand_at_the_env_steps_collected(eps, expected):
+    policy = eps_policy(**eps)
+    done = 0
+    for step, value in expected.items():
+        collect_env_steps(policy, step - done)
+        done = step
+        assert policy.epsilon() == pytest.approx(value, abs=1e-7)
+    assert epsilon_at(50, policy.cfg.other.eps) == pytest.approx(expected[50], abs=1e-7)
+
+
+def test_eps_one_takes_uniform_allowed_actions_and_never_a_masked_one():
+    torch.manual_seed(0)
+    policy = eps_policy(type='linear', start=1.0, end=1.0)
+    mask = torch.tensor([True, False, True]).expand(4000, 3)  # action 1 is never allowed
+    actions = policy.collect_mode.forward({'observation': torch.randn(4000, 4), 'action_mask': mask})['action']
+    counts = torch.bincount(actions, minlength=3)
+    assert counts[1] == 0
+    assert abs(counts[2].item() / 4000 - 0.5) < 0.03  # 0.5 +- 4 std: uniform over {0, 2}, not the actor's 0
+
+
+def test_with_eps_off_collection_draws_exactly_what_it_did_before():
+    policy = eps_policy()
+    assert policy.cfg.other.eps.type is None and policy.epsilon() == 0.0
+    obs = masked_obs(64)
+    torch.manual_seed(1)
+    actions = policy.collect_mode.forward(obs)['action']
+    after = torch.rand(3)
+    torch.manual_seed(1)
+    _, prob, _ = policy._policy(obs)
+    assert torch.equal(actions, sample_categorical(prob))  # the actor's sample, as before other.eps
+    assert torch.equal(after, torch.rand(3))               # and no extra draw from the global generator
+
+
+def test_collect_env_step_round_trips_through_the_collect_state_dict():
+    policy = eps_policy(type='exp', start=1.0, end=0.0, decay=100)
+    collect_env_steps(policy, 70)
+    buffer = io.BytesIO()
+    torch.save(policy.collect_mode.state_dict(), buffer)
+    buffer.seek(0)
+    resumed = eps_policy(type='exp', start=1.0, end=0.0, decay=100)
+    resumed.collect_mode.load_state_dict(torch.load(buffer, weights_only=True))
+    assert resumed.epsilon() == policy.epsilon() == pytest.approx(math.exp(-0.7))
+    collect_env_steps(policy, 30)
+    collect_env_steps(resumed, 30)
+    assert resumed.epsilon() == policy.epsilon() == pytest.approx(math.exp(-1.0))

@@ -154,3 +154,41 @@ def test_continuous_masac_critic_loss_falls_on_a_fixed_batch():
     for _ in range(300):
         last = float(policy.learn_mode.forward(batch)['critic_loss'])
     assert last < 0.3 * first
+
+
+# ----- epsilon-greedy collection (other.eps) under multi_agent -----------------------------------
+
+def greedy_actor_policy(**eps) -> DiscreteSACPolicy:
+    """An actor that puts all but e^-30 of its mass on action 0 for every agent, with other.eps set."""
+    cfg = DiscreteSACPolicy.default_config()
+    cfg.multi_agent = True
+    cfg.model.update(agent_num=AGENTS, agent_obs_shape=OBS, global_obs_shape=GLOBAL, action_shape=ACTIONS,
+                     actor_hidden_sizes=[16], critic_hidden_sizes=[16])
+    cfg.other.eps.update(eps)
+    policy = DiscreteSACPolicy(cfg)
+    policy.model.actor_head.init_uniform(0.0)
+    with torch.no_grad():
+        policy.model.actor_head.logits.bias.copy_(torch.tensor([30.0, 0.0, 0.0, 0.0, 0.0]))
+    return policy
+
+
+def test_eps_one_takes_each_agents_allowed_actions_uniformly():
+    torch.manual_seed(0)
+    policy = greedy_actor_policy(type='exp', start=1.0, end=1.0)
+    actions = policy.collect_mode.forward(ma_obs(3000, torch.tensor([1, 2, 5])))['action']
+    counts = [torch.bincount(actions[:, agent], minlength=ACTIONS) for agent in range(AGENTS)]
+    assert counts[0].tolist() == [3000, 0, 0, 0, 0]        # one allowed action
+    assert counts[1][2:].sum() == 0 and abs(counts[1][1].item() / 3000 - 1 / 2) < 0.04
+    assert (abs(counts[2] / 3000 - 1 / 5) < 0.03).all()   # 4 std of a binomial share
+
+
+def test_epsilon_greedy_tosses_one_coin_per_env_and_agent():
+    """epsilon 0.5 over 5 allowed actions: each (env, agent) leaves the actor's action 0 with probability
+    0.5 * 4/5 = 0.4, independently, so rows mix explored and greedy agents."""
+    torch.manual_seed(0)
+    policy = greedy_actor_policy(type='linear', start=0.5, end=0.5)
+    actions = policy.collect_mode.forward(ma_obs(2000, torch.tensor([5, 5, 5])))['action']
+    explored = actions != 0
+    assert abs(explored.float().mean().item() - 0.4) < 0.02
+    per_row = explored.sum(dim=1)
+    assert ((per_row > 0) & (per_row < AGENTS)).float().mean() > 0.6  # 1 - 0.4^3 - 0.6^3 = 0.72

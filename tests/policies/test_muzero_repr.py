@@ -167,6 +167,23 @@ def test_rl_type_picks_the_held_policys_defaults_rules_and_feed():
                        {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}, infer_shapes=False)
 
 
+def test_defaults_are_alfs_encoder_grad_and_ten_model_updates_after_every_training_iteration():
+    main = {'env': {'env_id': 'CartPole-v1'}, 'policy': {}}
+    create = {'env': {'type': 'gym'}, 'policy': {'type': 'muzero_repr'}}
+    cfg = compile_config(main, create, infer_shapes=False)
+    assert cfg.policy.repr.encoder_grad is True  # the held policy's losses train h, as in ALF
+    # ALF's MuzeroRepresentationTrainingOptions, the interval counted in training iterations
+    assert dict(cfg.policy.repr.training) == {
+        'interval': 1, 'interval_unit': 'train_iter', 'mini_batch_size': 256, 'mini_batch_length': 1,
+        'num_updates_per_train_iter': 10, 'replay_buffer_length': 100_000, 'initial_collect_steps': 2000,
+        'priority': True, 'priority_alpha': 1.2, 'priority_beta': 0.0}
+    comment = comments_for(cfg)['policy.repr.training.interval_unit']
+    assert comment.startswith("(str in {'train_iter', 'learn_update'}) What interval counts")
+    main['policy'] = {'repr': {'training': {'interval_unit': 'epoch'}}}
+    with pytest.raises(ConfigError, match='policy.repr.training.interval_unit'):
+        compile_config(main, create, infer_shapes=False)
+
+
 def leaf_paths(tree, prefix=''):
     for key, value in tree.items():
         path = f'{prefix}.{key}' if prefix else key
@@ -246,6 +263,18 @@ def test_ppo_update_reaches_the_encoder_only_with_encoder_grad():
         assert changed(before, policy) is encoder_grad
         assert any(not torch.equal(a, b) for a, b in zip(inner_before, policy.model['rl'].parameters()))
         assert torch.isfinite(info['total_loss'])
+
+
+def test_held_policys_loss_reaches_h_by_default():
+    torch.manual_seed(0)
+    policy = make_policy('ppo')  # repr.encoder_grad as its default; no model update is due
+    sample, _, _ = collect(policy)
+    before = encoder_params(policy)
+    policy.learn_mode.forward(sample)
+    assert policy._learner.updates == 0  # so only PPO's loss reached h
+    grads = [p.grad for p in policy.repr_model.representation.parameters()]
+    assert all(grad is not None for grad in grads) and any(grad.abs().sum() > 0 for grad in grads)
+    assert changed(before, policy)
 
 
 def test_discrete_sac_two_backward_passes_train_the_encoder_with_encoder_grad():
@@ -332,7 +361,8 @@ def test_off_policy_transitions_keep_raw_obs_and_next_obs():
 
 def test_dict_observations_encode_only_the_observation_and_keep_the_mask():
     torch.manual_seed(0)
-    policy = make_policy('discrete_sac', repr={'training': {'interval': 1}})
+    policy = make_policy('discrete_sac', repr={'training': {'interval': 1, 'interval_unit': 'learn_update',
+                                                            'num_updates_per_train_iter': 1}})
     feed = make_feed(policy)
     mask = torch.tensor([[True, False, True], [False, True, False]])
     obs = {'observation': torch.randn(ENVS, OBS), 'action_mask': mask}
@@ -348,9 +378,10 @@ def test_dict_observations_encode_only_the_observation_and_keep_the_mask():
 
 
 # ----- the model's own schedule ----------------------------------------------------------------
-def test_model_updates_every_interval_learn_calls_once_enough_steps_are_collected():
+def test_learn_update_unit_updates_the_model_every_interval_learn_calls_once_enough_steps_are_collected():
     torch.manual_seed(0)
-    policy = make_policy('ppo', repr={'training': {'interval': 3, 'num_updates_per_train_iter': 2,
+    policy = make_policy('ppo', repr={'training': {'interval': 3, 'interval_unit': 'learn_update',
+                                                   'num_updates_per_train_iter': 2,
                                                    'initial_collect_steps': 2 * ENVS * STEPS}})
     feed = make_feed(policy)  # keeps the model's replay and schedules its updates inside the learn updates
     sample, _, _ = collect_into(feed, policy)  # half of initial_collect_steps
@@ -370,6 +401,84 @@ def test_model_updates_every_interval_learn_calls_once_enough_steps_are_collecte
     assert float(info['repr_total_loss']) > 0 and torch.isfinite(info['repr_grad_norm'])
 
 
+def rollout_feed_run(policy, feed_steps):
+    """`feed_steps` steps of the 'repr' feed around PPO's rollout feed; per step, the model's update count
+    and repr_total_loss that each learn update of the step reported, and the model's update count after it."""
+    feed = make_feed(policy)
+    seen = []
+    feed.inner.learner.register_hook(
+        lambda learner, info: seen[-1].append((policy._learner.updates, float(info['repr_total_loss']))), 1)
+    after = []
+    for _ in range(feed_steps):
+        seen.append([])
+        feed.step(None)
+        after.append(policy._learner.updates)
+    return seen, after
+
+
+def test_model_updates_per_rollout_feed_step_count_training_iterations_or_learn_updates():
+    # 4 learn updates per step (2 epochs of 2 minibatches of the 12 rows), model warm after the 2nd step
+    learn = {'epoch_per_collect': 2, 'batch_size': ENVS * STEPS // 2}
+    training = {'interval': 2, 'initial_collect_steps': 2 * ENVS * STEPS}  # num_updates_per_train_iter: 10
+    torch.manual_seed(0)
+    policy = make_policy('ppo', learn=learn, repr={'training': training})
+    seen, after = rollout_feed_run(policy, 5)
+    # train iterations (the default): 10 updates after every 2nd step, none inside a learn update
+    assert after == [0, 10, 10, 20, 20]
+    assert [[count for count, _ in step] for step in seen] == [[0] * 4, [0] * 4, [10] * 4, [10] * 4, [20] * 4]
+    # their losses are reported from the next learn update on (0 before the model's first update)
+    assert [loss > 0 for _, loss in seen[1] + seen[2]] == [False] * 4 + [True] * 4
+    # learn updates (the old unit): 10 updates inside every 2nd learn update, from the step that warmed it
+    torch.manual_seed(0)
+    policy = make_policy('ppo', learn=learn, repr={'training': {**training, 'interval_unit': 'learn_update'}})
+    seen, after = rollout_feed_run(policy, 5)
+    assert after == [0, 20, 40, 60, 80]
+    assert [count for count, _ in seen[1]] == [0, 10, 10, 20]
+    assert [loss > 0 for _, loss in seen[1]] == [False, True, True, True]
+
+
+def test_feed_and_learn_state_carry_the_training_iterations_and_unreported_model_losses():
+    """Resumed after the 2nd step (the model's losses of its updates not reported yet) or after the 3rd (its
+    interval half way), the run goes on as it would have."""
+    learn = {'epoch_per_collect': 2, 'batch_size': ENVS * STEPS // 2}
+    training = {'interval': 2, 'num_updates_per_train_iter': 2}
+
+    def build(seed):
+        torch.manual_seed(seed)
+        policy = make_policy('ppo', learn=learn, repr={'training': training})
+        feed = make_feed(policy)
+        losses = []  # repr_total_loss of every learn update
+        feed.inner.learner.register_hook(lambda learner, info: losses.append(info['repr_total_loss']), 1)
+        return policy, feed, losses
+
+    def run(feed, steps):
+        for step in steps:
+            torch.manual_seed(step)  # PPO's action sampling, the same in every run
+            feed.step(None)
+
+    policy, feed, losses = build(0)
+    states = {}
+    for step in (1, 2, 3):
+        run(feed, [step])
+        # copies, as a checkpoint holds them
+        states[step] = copy.deepcopy((policy.learn_mode.state_dict(), policy.collect_mode.state_dict(),
+                                      feed.state_dict()))
+    run(feed, [4])
+    assert policy._learner.updates == 4 and float(losses[8]) > 0  # after steps 2 and 4, reported from step 3
+    assert len(states[2][0]['repr_unreported']) == 2 and states[3][2]['train_iters'] == 3
+    for resumed_at in (2, 3):
+        restored, restored_feed, restored_losses = build(1)
+        learn_state, collect_state, feed_state = states[resumed_at]
+        restored.learn_mode.load_state_dict(learn_state)
+        restored.collect_mode.load_state_dict(collect_state)
+        restored_feed.load_state_dict(feed_state)
+        run(restored_feed, range(resumed_at + 1, 5))
+        assert restored._learner.updates == 4
+        assert torch.equal(torch.stack(restored_losses), torch.stack(losses[4 * resumed_at:]))
+        for a, b in zip(policy.model.parameters(), restored.model.parameters()):
+            assert torch.equal(a, b)
+
+
 def test_sequences_of_starts_are_capped_at_each_envs_newest_step():
     torch.manual_seed(0)
     policy = make_policy('ppo', repr={'training': {'mini_batch_size': 64, 'mini_batch_length': 4,
@@ -385,7 +494,8 @@ def test_sequences_of_starts_are_capped_at_each_envs_newest_step():
 
 def test_continuous_actions_train_the_model_with_sac():
     torch.manual_seed(0)
-    policy = make_policy('sac', action_shape=1, repr={'encoder_grad': True, 'training': {'interval': 1}})
+    policy = make_policy('sac', action_shape=1, repr={'training': {'interval': 1, 'interval_unit': 'learn_update',
+                                                                   'num_updates_per_train_iter': 1}})
     assert policy.repr_model.continuous_actions
     feed = make_feed(policy)
     collect_into(feed, policy, random=True)
@@ -422,8 +532,9 @@ def test_continuous_unrolls_repeat_the_last_action_past_the_episode_end():
 
 # ----- state dicts -----------------------------------------------------------------------------
 def test_learn_and_collect_state_round_trip():
+    training = {'interval': 2, 'interval_unit': 'learn_update', 'num_updates_per_train_iter': 1}
     torch.manual_seed(0)
-    policy = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
+    policy = make_policy('ppo', repr={'training': training})
     feed = make_feed(policy)
     sample, _, _ = collect_into(feed, policy)
     for _ in range(3):
@@ -434,7 +545,7 @@ def test_learn_and_collect_state_round_trip():
     assert {'repr', 'repr_learn_calls', 'encoder_optimizer'} <= set(learn_state) and 'repr_buffer' in feed_state
     assert 'repr_buffer' not in learn_state and 'repr_buffer' not in collect_state
     torch.manual_seed(1)
-    restored = make_policy('ppo', repr={'encoder_grad': True, 'training': {'interval': 2}})
+    restored = make_policy('ppo', repr={'training': training})
     restored_feed = make_feed(restored)
     restored.learn_mode.load_state_dict(learn_state)
     restored.collect_mode.load_state_dict(collect_state)
@@ -469,7 +580,7 @@ def test_cli_trains_the_ppo_zoo_config(tmp_path):
             'policy.learn.epoch_per_collect=2', 'policy.eval.evaluator.eval_freq=8', 'env.n_evaluator_episode=1',
             'env.evaluator_env_num=1', 'env.stop_value=null', 'policy.model.encoder_hidden_sizes=[16]',
             'policy.repr.model.latent_size=16', 'policy.repr.model.hidden_sizes=[32]',
-            'policy.repr.training.interval=4', 'policy.repr.training.initial_collect_steps=64',
+            'policy.repr.training.initial_collect_steps=64',
             'policy.repr.training.mini_batch_size=32', 'policy.learn.learner.log_freq=4']
     result = subprocess.run([sys.executable, '-m', 'tidal', 'train', 'cartpole_muzero_repr_ppo', '--max-env-step',
                              '256', '--exp-name', 'run', '--no-progress', *[a for s in sets for a in ('--set', s)]],
@@ -478,7 +589,7 @@ def test_cli_trains_the_ppo_zoo_config(tmp_path):
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
     assert summary['env_step'] == 256 and summary['train_iter'] == 4 * 4  # 4 rollouts of 2 epochs x 2 minibatches
     latest = load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')
-    # 4 model updates (the zoo's) at learn calls 4, 8, 12, 16: the first rollout filled initial_collect_steps
+    # 4 model updates (the zoo's) after each of the 4 rollouts: the first one filled initial_collect_steps
     assert latest['policy']['repr']['updates'] == 4 * 4
     assert latest['feed']['repr_buffer']['current'].tolist() == [128, 128]
     assert 'repr_total_loss=' in (tmp_path / 'run' / 'log.txt').read_text()
@@ -498,8 +609,8 @@ def small_run(tmp_path, name, rl_type):
         env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
                  stop_value=None),
         policy=dict(rl_type=rl_type, eval=dict(evaluator=dict(eval_freq=10)), **inner,
-                    repr=dict(encoder_grad=True, num_unroll_steps=3, model=dict(latent_size=16, hidden_sizes=[32]),
-                              training=dict(interval=5, mini_batch_size=16, mini_batch_length=2,
+                    repr=dict(num_unroll_steps=3, model=dict(latent_size=16, hidden_sizes=[32]),
+                              training=dict(interval=2, mini_batch_size=16, mini_batch_length=2,
                                             initial_collect_steps=64))),
     )
     return main, dict(env=dict(type='gym'), env_manager=dict(type='base'), policy=dict(type='muzero_repr'))
@@ -510,7 +621,9 @@ def test_discrete_sac_trains_end_to_end(tmp_path):
     assert type(policy) is MuZeroReprPolicy and type(policy.inner) is DiscreteSACPolicy
     summary = json.loads((tmp_path / 'sac' / 'summary.json').read_text())
     assert summary['env_step'] == 200 and summary['train_iter'] == (200 - 64) // 8
-    assert policy._learner.updates == summary['train_iter'] // 5
+    # 18 steps of the replay feed (the warm-up's 64 random steps, then 17 collections of 8): 10 model updates
+    # (the default) after every 2nd
+    assert policy._learner.updates == (1 + (200 - 64) // 8) // 2 * 10
     assert 'repr_total_loss=' in (tmp_path / 'sac' / 'log.txt').read_text()
 
 
@@ -522,6 +635,7 @@ def tensors(tree, prefix=''):
         yield prefix, tree
 
 
+# PPO's run stops after the 3rd step of its feed, half way through the model's interval (2 steps)
 @pytest.mark.parametrize('rl_type, feed, stop_at', [('ppo', RolloutFeed, 3), ('discrete_sac', ReplayFeed, 6)])
 def test_sigterm_stopped_run_resumes_to_the_same_model_and_replay(tmp_path, monkeypatch, rl_type, feed, stop_at):
     train(small_run(tmp_path, 'whole', rl_type), max_env_step=192, progress=False)

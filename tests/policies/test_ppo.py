@@ -1,5 +1,7 @@
 """PPO through its three modes: GAE on a hand-built rollout, the update and its schedules, actions,
 and the observation and reward statistics that travel in checkpoints."""
+import math
+
 import gymnasium
 import numpy as np
 import pytest
@@ -334,3 +336,23 @@ def test_reward_statistics_survive_a_resume_whose_envs_restart_their_episodes():
     after.env.close()
     restored = resumed_policy._reward_scaler.return_rms.state_dict()
     assert all(torch.equal(restored[key], saved[key]) for key in ('mean', 'var', 'count'))
+
+
+def test_sampling_eval_draws_from_the_hand_built_distribution():
+    """Constant logits log(0.7, 0.3), and a Gaussian of mean (1, -2) and std 0.5, whatever the obs."""
+    discrete = make_ppo(action_shape=2, eval=dict(deterministic=False))
+    continuous = make_ppo(action_space='continuous', model=dict(log_std_init=math.log(0.5)),
+                          eval=dict(deterministic=False))
+    with torch.no_grad():
+        discrete.model.policy_head.logits.weight.zero_()
+        discrete.model.policy_head.logits.bias.copy_(torch.tensor([0.7, 0.3]).log())
+        continuous.model.policy_head.mu.weight.zero_()
+        continuous.model.policy_head.mu.bias.copy_(torch.tensor([1.0, -2.0]))
+    obs = torch.randn(4000, 3)
+    discrete.eval_mode.seed(0)
+    action = discrete.eval_mode.forward(obs)['action']
+    assert action.float().mean().item() == pytest.approx(0.3, abs=0.03)  # the greedy action is always 0
+    continuous.eval_mode.seed(0)
+    action = continuous.eval_mode.forward(obs)['action']
+    assert torch.allclose(action.mean(dim=0), torch.tensor([1.0, -2.0]), atol=0.05)
+    assert torch.allclose(action.std(dim=0), torch.tensor([0.5, 0.5]), atol=0.05)

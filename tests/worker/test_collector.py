@@ -120,3 +120,36 @@ def test_policy_get_train_sample_shapes_what_the_collector_returns(counter_env):
     plain, _ = make_collector(counter_env, num_envs=2)
     assert torch.equal(data['reward'], plain.collect(4)['reward'] * 2)
     assert layouts == [EnvLayout(num_envs=2, steps=2)]  # rows step-major: 2 steps of 2 envs
+
+
+class CountingPolicy(ConstantPolicy):
+    """Keeps a run-level counter in its collect state, as an eps or temperature schedule does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counter = 0
+
+    def _state_dict_collect(self):
+        return {'counter': self.counter}
+
+    def _load_state_dict_collect(self, state):
+        self.counter = state['counter']
+
+
+def test_resume_onto_envs_that_could_not_be_saved_keeps_the_policys_run_level_state(counter_env):
+    env = make_env_manager(counter_env().make, 'base', 2)
+    policy = CountingPolicy()
+    collector = SampleCollector(env, policy.collect_mode, torch.device('cpu'))
+    collector.reset(seed=0)
+    collector.collect(4)
+    policy.counter = 7
+    state = collector.state_dict()
+    state['env'] = {**state['env'], 'envs': None, 'reason': 'these envs cannot be saved'}
+
+    fresh = CountingPolicy()
+    resumed = SampleCollector(make_env_manager(counter_env().make, 'base', 2), fresh.collect_mode,
+                              torch.device('cpu'))
+    assert resumed.load_state_dict(state, fallback_seed=1) == 'these envs cannot be saved'
+    assert fresh.counter == 7
+    assert fresh.resets[-1] is None  # and the old episodes' acting state is dropped: new episodes begin
+    assert resumed.env_step == 4

@@ -12,7 +12,7 @@ from tidal.worker.learner import Learner, scalars
 
 def zero_policy():
     return SimpleNamespace(forward=lambda obs: {'action': torch.zeros(obs.shape[0], dtype=torch.long)},
-                           reset=lambda env_ids: None)
+                           reset=lambda env_ids: None, seed=lambda seed: None)
 
 
 def test_evaluator_runs_exactly_n_episodes_split_over_envs(counter_env):
@@ -65,3 +65,19 @@ def test_missing_or_corrupt_checkpoint_is_a_clear_error(tmp_path):
     (tmp_path / 'bad.pt').write_text('not a checkpoint')
     with pytest.raises(CheckpointError, match='cannot be read'):
         load_checkpoint(tmp_path / 'bad.pt')
+
+
+def test_a_sampling_evaluation_repeats_with_its_seed_whatever_training_drew():
+    from tidal.entry.setup import load_config
+    from tidal.worker.builders import build_env_manager, build_policy
+    cfg = load_config('cartpole_ppo', 0, ['policy.eval.deterministic=False', 'env.evaluator_env_num=2'])
+    policy = build_policy(cfg, enable_field=('eval',))
+    evaluator = Evaluator(build_env_manager(cfg, 'evaluator'), policy.eval_mode, policy.device, n_episode=4,
+                          eval_freq=1, seed=3)
+    first = evaluator.eval(train_iter=7)
+    torch.manual_seed(123)  # training moves torch's global generator between two evaluations
+    global_state = torch.get_rng_state()
+    again = evaluator.eval(train_iter=7)
+    assert torch.equal(torch.get_rng_state(), global_state)  # an evaluation draws nothing from it
+    assert again.returns.tolist() == first.returns.tolist()
+    evaluator.env.close()

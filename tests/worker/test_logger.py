@@ -1,5 +1,9 @@
-"""The run logger's TensorBoard files: a resumed writer never reopens the killed process's file."""
+"""The run logger's files: a resumed TensorBoard writer never reopens the killed process's file; evals.csv's
+columns."""
+import csv
+
 from tidal.worker.logger import RunLogger
+from tidal.worker.plot import EVAL_COLUMNS
 
 
 def test_a_writer_opened_in_the_same_second_as_the_last_keeps_its_file_intact(tmp_path):
@@ -16,3 +20,28 @@ def test_a_writer_opened_in_the_same_second_as_the_last_keeps_its_file_intact(tm
     files = sorted((tmp_path / 'log').glob('events.out.tfevents.*'))
     assert len(files) == 2
     assert first.read_bytes() == written
+
+
+EVAL_ROW = dict(env_step=100, train_iter=1, wall_time=1.5, return_mean=-5.0, return_std=0.5, episode_length_mean=200.0)
+
+
+def test_evals_csv_has_the_collect_return_column_nan_where_no_episode_finished(tmp_path):
+    logger = RunLogger(tmp_path)
+    logger.evaluation({**EVAL_ROW, 'collect_return_mean': float('nan')})
+    logger.evaluation({**EVAL_ROW, 'env_step': 200, 'collect_return_mean': -7.25})
+    logger.close()
+    with open(tmp_path / 'evals.csv', newline='') as f:
+        rows = list(csv.reader(f))
+    assert rows == [list(EVAL_COLUMNS), ['100', '1', '1.5', '-5.0', '0.5', '200.0', 'nan'],
+                    ['200', '1', '1.5', '-5.0', '0.5', '200.0', '-7.25']]
+
+
+def test_a_resumed_older_run_appends_in_the_columns_of_its_evals_csv(tmp_path):
+    old_columns = list(EVAL_COLUMNS[:-1])  # written before collect_return_mean existed
+    (tmp_path / 'evals.csv').write_text(','.join(old_columns) + '\n0,0,0.0,-10.0,1.0,200\n')
+    logger = RunLogger(tmp_path)
+    logger.evaluation({**EVAL_ROW, 'collect_return_mean': -7.25})
+    logger.close()
+    with open(tmp_path / 'evals.csv', newline='') as f:
+        rows = list(csv.reader(f))
+    assert rows == [old_columns, ['0', '0', '0.0', '-10.0', '1.0', '200'], ['100', '1', '1.5', '-5.0', '0.5', '200.0']]

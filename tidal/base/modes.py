@@ -87,6 +87,7 @@ class EvalMode(Protocol):
 
     def forward(self, obs: Any) -> dict[str, torch.Tensor]: ...
     def reset(self, env_ids: EnvIds = None) -> None: ...
+    def seed(self, seed: int) -> None: ...  # reseeds the eval mode's own generator (not torch's global one)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ class CollectView:
 class EvalView:
     forward: Callable[[Any], dict[str, torch.Tensor]]
     reset: ResetEnvs
+    seed: Callable[[int], None]
     cfg: EasyDict
 
 
@@ -156,8 +158,9 @@ class ReprView:
     """What the 'repr' feed needs of a policy that learns a representation model of its own beside the policy
     it holds (muzero_repr): the feed keeps the model's replay and its schedule, the policy the model.
 
-    The model updates run inside the held policy's learn updates, so their losses are logged and guarded
-    with them: the feed hands its `ModelUpdates` to `schedule` once.
+    By default the feed makes the model updates after each training iteration of the held feed (ALF's
+    schedule), and the next learn update reports their losses; with `repr.training.interval_unit='learn_update'`
+    they run inside the held policy's learn updates instead: the feed hands its `ModelUpdates` to `schedule`.
     """
 
     replay_seed: int                                    # seeds the model replay's sampling

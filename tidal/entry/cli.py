@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest='command', required=True)
     _add_train(sub)
 
-    p = sub.add_parser('eval', help='evaluate a checkpoint with the deterministic policy')
+    p = sub.add_parser('eval', help='evaluate a checkpoint with the policy\'s eval mode (policy.eval.deterministic)')
     p.add_argument('config')
     p.add_argument('--ckpt', required=True, help='checkpoint file (ckpt/best.pt or ckpt/latest.pt of a run)')
     p.add_argument('--episodes', type=_positive, default=None,
@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
-    p = sub.add_parser('plot', help='plot eval return against env steps for one or more runs')
+    p = sub.add_parser('plot', help='plot eval (and collect) return against env steps for one or more runs')
     p.add_argument('run_dirs', nargs='+')
     p.add_argument('-o', '--output', default='curves.png')
     return parser

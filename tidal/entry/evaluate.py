@@ -12,7 +12,7 @@ from tidal.worker.evaluator import EvalResult, Evaluator
 
 def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: Optional[int] = None,
                         seed: Optional[int] = None) -> EvalResult:
-    """Run `episodes` deterministic episodes of the policy stored in `ckpt`."""
+    """Run `episodes` episodes of the eval mode (`policy.eval.deterministic`) of the policy stored in `ckpt`."""
     cfg = load_config(input_cfg, seed)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)

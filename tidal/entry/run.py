@@ -87,6 +87,10 @@ class Run:
         self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
+        # returns of the training episodes the collector finished that the train log (collect_return) and the
+        # next eval row (collect_return_mean) have not yet reported
+        self._returns_to_log: list[float] = []
+        self._returns_to_eval: list[float] = []
         self.elapsed = 0.0  # training seconds before this process (a resumed run keeps counting)
         self.saved_iter: Optional[int] = None  # train iteration of the latest checkpoint
         self._save_due = True  # a fresh run checkpoints at its start
@@ -113,6 +117,7 @@ class Run:
             'last_eval_iter': self.evaluator.last_eval_iter, 'last_eval_env_step': self.evaluator.last_eval_env_step,
             'hook_env_steps': {name: period.last_env_step for name, period in self._periods.items()},
             'best_return': self.best_return, 'last_return': self.last_return,
+            'collect_returns': {'log': list(self._returns_to_log), 'eval': list(self._returns_to_eval)},
             'max_env_step': self.max_env_step, 'max_train_iter': self.max_train_iter,
             'wall_time': self._wall_time(), 'log': self.logger.position(self.env_step),
             'finished': finished, 'world_size': self.dist.world_size, 'ranks': self.lockstep.gather(lambda: own),
@@ -141,6 +146,8 @@ class Run:
         for name, last_env_step in state.get('hook_env_steps', {}).items():
             self._periods[name].last_env_step = last_env_step
         self.best_return, self.last_return = state['best_return'], state['last_return']
+        pending = state.get('collect_returns', {})  # absent from checkpoints written before evals.csv had them
+        self._returns_to_log, self._returns_to_eval = list(pending.get('log', [])), list(pending.get('eval', []))
         self.elapsed = state['wall_time']
         self.saved_iter = state['train_iter']
         self._save_due = False
@@ -237,19 +244,25 @@ class Run:
 
     def _evaluate(self, bar: tqdm) -> bool:
         """Evaluate (rank 0 only), log, plot, keep the best checkpoint; True when the stop value is reached."""
+        self._take_collect_returns()
+        collected, self._returns_to_eval = self._returns_to_eval, []
         if not self.dist.is_main:
             self.evaluator.mark_evaluated(self.learner.train_iter, self.env_step)
             return False
         self._check_finite()
         result = self.evaluator.eval(self.learner.train_iter, self.env_step)
         self.last_return = result.return_mean
-        self.logger.evaluation(result.row(self.env_step, self.learner.train_iter, self._wall_time()))
+        collect_return = sum(collected) / len(collected) if collected else float('nan')
+        self.logger.evaluation(result.row(self.env_step, self.learner.train_iter, self._wall_time(), collect_return))
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()
         if time.monotonic() - self._last_plot >= PLOT_SECS:
             self._plot()
-        bar.set_postfix(iter=self.learner.train_iter, eval_return=f'{result.return_mean:.1f}', refresh=False)
+        progress = {'iter': self.learner.train_iter, 'eval_return': f'{result.return_mean:.1f}'}
+        if collected:
+            progress['collect_return'] = f'{collect_return:.1f}'
+        bar.set_postfix(progress, refresh=False)
         return self.evaluator.reached_stop_value(result)
 
     def _plot(self) -> None:
@@ -265,10 +278,18 @@ class Run:
         self._check_finite()
         values = scalars(info, self.policy.learn_mode.monitor_vars())
         values.update(self.collector.monitor())
-        collected = self.collector.episodes.pop()
-        if collected.returns:
-            values['collect_return'] = sum(collected.returns) / len(collected.returns)
+        self._take_collect_returns()
+        collected, self._returns_to_log = self._returns_to_log, []
+        if collected:
+            values['collect_return'] = sum(collected) / len(collected)
         self.logger.scalars('train', values, self.env_step, learner.train_iter)
+
+    def _take_collect_returns(self) -> None:
+        """Hand the returns of the training episodes the collector finished since the last call to both of
+        their readers: the train log and the next eval row (collector.episodes has room for one)."""
+        returns = self.collector.episodes.pop().returns
+        self._returns_to_log.extend(returns)
+        self._returns_to_eval.extend(returns)
 
     # ----- finite or stop --------------------------------------------------------------------
     def _check_finite(self) -> None:

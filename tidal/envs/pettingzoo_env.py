@@ -6,9 +6,13 @@ and replay buffers handle it like any other env. Observations are dicts:
 - `global_state` [global]: the env's `state()`, or the agents' observations concatenated if it has none;
 - `action_mask` [agents, actions] (discrete actions): the env's own masks, else all ones over each
   agent's actions; an agent whose episode is over may only take action 0, which is ignored.
-The reward is one per agent (`info['reward_vector']`, zero for agents already done; the scalar reward
-is their sum). The episode is terminated when every agent has terminated and truncated when any agent
-is truncated (or all are gone otherwise).
+The reward the policy learns from is one per agent (`info['reward_vector']`). By default
+(`team_reward=False`) each agent gets its own reward, as the PettingZoo env gives it (zero once the agent
+is done); with `team_reward` every agent, done or not, gets the team's reward, the sum of those, which is
+what DI-engine's PettingZoo env always does (it reports that sum as the one reward of the step).
+`reward_scale` then multiplies the vector. The scalar reward, which episode and eval returns add up, is the sum of the env's
+own per-agent rewards either way, so returns compare across both options. The episode is terminated when
+every agent has terminated and truncated when any agent is truncated (or all are gone otherwise).
 """
 from __future__ import annotations
 
@@ -30,8 +34,9 @@ class ParallelEnvAdapter(gymnasium.Env):
 
     metadata: dict = {'render_modes': []}
 
-    def __init__(self, parallel_env: Any) -> None:
+    def __init__(self, parallel_env: Any, team_reward: bool = False, reward_scale: float = 1.0) -> None:
         self.parallel_env = parallel_env
+        self.team_reward, self.reward_scale = team_reward, reward_scale
         self.agents = list(parallel_env.possible_agents)
         self.agent_num = len(self.agents)
         obs_spaces = [_observation_part(parallel_env.observation_space(agent)) for agent in self.agents]
@@ -92,12 +97,18 @@ class ParallelEnvAdapter(gymnasium.Env):
         truncated = not terminated and bool(truncated_now.any() or self._done.all())
         # a truncated agent's state still has a value to bootstrap from: it keeps its actions
         obs = self._observe(observations, infos, no_op_only=self._done & ~truncated_now)
-        return obs, float(reward.sum()), terminated, truncated, {'reward_vector': reward}
+        return obs, float(reward.sum()), terminated, truncated, {'reward_vector': self._learned_reward(reward)}
 
     def close(self) -> None:
         self.parallel_env.close()
 
     # ----- helpers -------------------------------------------------------------------------------
+    def _learned_reward(self, reward: np.ndarray) -> np.ndarray:
+        """The per-agent rewards [agents] the policy learns from: each agent's own, or (team_reward) their sum
+        for every agent, times reward_scale."""
+        learned = np.full_like(reward, reward.sum()) if self.team_reward else reward
+        return learned * np.float32(self.reward_scale) if self.reward_scale != 1.0 else learned
+
     def _agent_action(self, index: int, action: Any) -> Any:
         if self.discrete:
             return int(action) + self._action_starts[index]
@@ -170,6 +181,13 @@ class PettingZooEnv(GymEnv):
         env_id='',
         # Keyword arguments for the module's parallel_env (e.g. N, max_cycles, continuous_actions).
         env_kwargs=FreeDict(),
+        # (bool) Give every agent the team's reward, the sum of all agents' rewards, as DI-engine's PettingZoo
+        # env does; False: each agent learns from its own reward. Episode returns are the sum either way.
+        team_reward=False,
+        # (float > 0) Multiplies the per-agent rewards the policy learns from (not the episode returns). 2.0 with
+        # team_reward is DI-engine's simple_spread reward: it gives each agent global + local reward, mpe2's
+        # simple_spread_v3 (local_ratio=0.5) half of each.
+        reward_scale=1.0,
     )
 
     def infer_shapes(self) -> dict:
@@ -187,7 +205,7 @@ class PettingZooEnv(GymEnv):
             parallel_env = self._parallel_env_fn()(**kwargs)
         except TypeError as err:
             raise EnvError(f"env.env_kwargs {kwargs} do not fit PettingZoo env '{self.env_id}': {err}") from err
-        return ParallelEnvAdapter(parallel_env)
+        return ParallelEnvAdapter(parallel_env, bool(self.cfg.team_reward), float(self.cfg.reward_scale))
 
     def _parallel_env_fn(self) -> Callable[..., Any]:
         env_id = self.env_id

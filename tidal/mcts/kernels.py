@@ -59,10 +59,11 @@ def puct_scores(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray, ro
 
 @njit(cache=True)
 def select(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray, children: np.ndarray,
-           root_illegal: np.ndarray, minimum: np.ndarray, maximum: np.ndarray, delta: float, pb_c_init: float,
-           pb_c_base: float, path_nodes: np.ndarray, path_actions: np.ndarray, path_length: np.ndarray,
-           leaf_rows: np.ndarray, leaf_actions: np.ndarray) -> None:
-    """Descend each tree from its root by pUCT (ties: lowest action) to its first unexpanded edge.
+           game_over: np.ndarray, root_illegal: np.ndarray, minimum: np.ndarray, maximum: np.ndarray, delta: float,
+           pb_c_init: float, pb_c_base: float, path_nodes: np.ndarray, path_actions: np.ndarray,
+           path_length: np.ndarray, leaf_rows: np.ndarray, leaf_actions: np.ndarray) -> None:
+    """Descend each tree from its root by pUCT (ties: lowest action) to its first unexpanded edge, or to the
+    edge into a node marked `game_over` [B, S + 1], which is never expanded.
 
     Writes tree b's path into path_nodes[b, :d], path_actions[b, :d] and d into path_length[b], and
     its leaf edge as (latent row b * capacity + parent node, action) into leaf_rows[b], leaf_actions[b].
@@ -85,7 +86,7 @@ def select(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray, childre
             path_actions[b, depth] = best_action
             depth += 1
             child = children[b, node, best_action]
-            if child < 0:
+            if child < 0 or game_over[b, child]:
                 break
             node = child
         path_length[b] = depth
@@ -95,32 +96,41 @@ def select(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray, childre
 
 @njit(cache=True)
 def expand_and_backup(prior: np.ndarray, reward: np.ndarray, visits: np.ndarray, value_sum: np.ndarray,
-                      children: np.ndarray, minimum: np.ndarray, maximum: np.ndarray, path_nodes: np.ndarray,
-                      path_actions: np.ndarray, path_length: np.ndarray, new_node: int, leaf_reward: np.ndarray,
-                      leaf_value: np.ndarray, leaf_logits: np.ndarray, discount: float) -> None:
+                      children: np.ndarray, node_value: np.ndarray, game_over: np.ndarray, minimum: np.ndarray,
+                      maximum: np.ndarray, path_nodes: np.ndarray, path_actions: np.ndarray, path_length: np.ndarray,
+                      new_node: int, leaf_reward: np.ndarray, leaf_value: np.ndarray, leaf_logits: np.ndarray,
+                      leaf_game_over: np.ndarray, discount: float) -> None:
     """Add node `new_node` behind each tree's selected edge, then back its value up the path.
 
-    The new node gets the prior softmax(leaf_logits[b]) and its edge the reward leaf_reward[b]; then,
-    from G = leaf_value[b] up, G = R(edge) + discount * G, N += 1, W += G on every edge of the path,
-    and each updated Q = W / N widens the tree's min-max bounds.
+    The new node gets the prior softmax(leaf_logits[b]), its value leaf_value[b] in node_value and its
+    flag leaf_game_over[b] in game_over, and its edge the reward leaf_reward[b]. Where the selected edge
+    already leads to a node (one marked game over) nothing is added and the leaf's value is that node's
+    stored one. Then, from G = the leaf's value up, G = R(edge) + discount * G, N += 1, W += G on every
+    edge of the path, and each updated Q = W / N widens the tree's min-max bounds.
     """
     num_actions = prior.shape[2]
     for b in range(prior.shape[0]):
         depth = path_length[b]
         parent, action = path_nodes[b, depth - 1], path_actions[b, depth - 1]
-        children[b, parent, action] = new_node
-        reward[b, parent, action] = leaf_reward[b]
-        top = -np.inf
-        for a in range(num_actions):
-            top = max(top, float(leaf_logits[b, a]))
-        total = 0.0
-        for a in range(num_actions):
-            p = math.exp(float(leaf_logits[b, a]) - top)
-            prior[b, new_node, a] = p
-            total += p
-        for a in range(num_actions):
-            prior[b, new_node, a] /= total
-        g = float(leaf_value[b])
+        child = children[b, parent, action]
+        if child >= 0:  # a game-over node: a leaf for good, its value backed up again
+            g = node_value[b, child]
+        else:
+            children[b, parent, action] = new_node
+            reward[b, parent, action] = leaf_reward[b]
+            top = -np.inf
+            for a in range(num_actions):
+                top = max(top, float(leaf_logits[b, a]))
+            total = 0.0
+            for a in range(num_actions):
+                p = math.exp(float(leaf_logits[b, a]) - top)
+                prior[b, new_node, a] = p
+                total += p
+            for a in range(num_actions):
+                prior[b, new_node, a] /= total
+            g = float(leaf_value[b])
+            node_value[b, new_node] = g
+            game_over[b, new_node] = leaf_game_over[b]
         for i in range(depth - 1, -1, -1):
             node, a = path_nodes[b, i], path_actions[b, i]
             g = reward[b, node, a] + discount * g

@@ -20,8 +20,10 @@ from tidal.base.errors import TidalError
 from tidal.mcts import kernels
 from tidal.mcts.tree import Tree
 
-# (latent [N, *latent_shape], action [N] long) -> (next latent [N, ...], reward [N], policy logits [N, A], value [N])
-RecurrentFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]
+# (latent [N, *latent_shape], action [N] long) -> (next latent [N, ...], reward [N], policy logits [N, A], value [N],
+# game-over logit [N] or None for a model that does not predict game over)
+RecurrentFn = Callable[[torch.Tensor, torch.Tensor],
+                       tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, Optional[torch.Tensor]]]
 
 
 class SearchError(TidalError, ValueError):
@@ -39,6 +41,10 @@ class SearchConfig:
     # floor of the min-max range Q is normalised by (LightZero's value_delta_max): Q values closer than this,
     # e.g. a fresh model's, stay close instead of being stretched to [0, 1]; 0 = the paper's normalisation
     min_max_delta: float = 0.01
+    # a node whose game-over logit exceeds game_over_logit_threshold stays a leaf: never expanded, each visit backs
+    # up its own predicted value again (ALF's MCTS). Not at the root, a real observation. Needs game-over logits
+    stop_at_predicted_game_over: bool = False
+    game_over_logit_threshold: float = 1.0  # ALF's: game over where the predicted probability exceeds 0.73
 
     def __post_init__(self) -> None:
         if self.num_simulations < 0:
@@ -106,9 +112,15 @@ def simulate(tree: Tree, recurrent_fn: RecurrentFn, config: SearchConfig) -> Non
 
 def _simulate(tree: Tree, recurrent_fn: RecurrentFn, config: SearchConfig) -> None:
     leaf_rows, leaf_actions = tree.select(config.pb_c_init, config.pb_c_base)
-    latent, reward, logits, value = recurrent_fn(*tree.leaf_inputs(leaf_rows, leaf_actions))
+    latent, reward, logits, value, game_over_logit = recurrent_fn(*tree.leaf_inputs(leaf_rows, leaf_actions))
+    game_over = None
+    if config.stop_at_predicted_game_over:
+        if game_over_logit is None:
+            raise SearchError('stop_at_predicted_game_over needs a recurrent_fn that predicts game over (a game-over '
+                              'logit as its fifth output); this one returns None')
+        game_over = _to_host(game_over_logit).reshape(-1) > config.game_over_logit_threshold
     tree.expand_and_backup(latent, _to_host(reward).reshape(-1), _to_host(value).reshape(-1), _to_host(logits),
-                           config.discount)
+                           config.discount, game_over)
 
 
 def visit_policy(visit_counts: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -1,10 +1,13 @@
 """B search trees in preallocated arrays, and the steps of a simulation on all of them at once.
 
-A search of S simulations adds exactly one node to every tree per simulation, so node ids run 0..S
-(0 is the root) and simulation k creates node k in all B trees. Statistics sit on edges (node, action),
-as in the paper: N(s, a) visits, W(s, a) the sum of the discounted returns backed up through the edge
-(so Q(s, a) = W / N = R(s, a) + discount * mean value below), R(s, a) the model's reward for the
-transition, P(s, a) the prior, and the child's node id (-1 = not expanded yet).
+A search of S simulations adds at most one node to every tree per simulation, so node ids run 0..S
+(0 is the root) and simulation k creates node k in every tree that adds one (all of them, unless a
+descent ends at a game-over node). Statistics sit on edges (node, action), as in the paper: N(s, a)
+visits, W(s, a) the sum of the discounted returns backed up through the edge (so Q(s, a) = W / N =
+R(s, a) + discount * mean value below), R(s, a) the model's reward for the transition, P(s, a) the
+prior, and the child's node id (-1 = not expanded yet). Per node, V(s) is the model's value when the
+node was added, and a flag marks the nodes the model predicts to be game over: a descent stops at
+the edge into one and backs its V(s) up again, so such a node is never expanded.
 
 The statistics are float64 numpy arrays [B, S + 1, A] on the CPU, walked by the compiled kernels of
 `tidal.mcts.kernels`: a simulation is one kernel call to select, one model call, one kernel call to
@@ -43,6 +46,10 @@ class Tree:
         self.prior, self.reward, self.visits, self.value_sum = np.zeros((4, *shape))  # visits: float counts
         self.prior[:, 0] = root_prior
         self.children = np.full(shape, -1, dtype=np.int64)
+        self.node_value = np.zeros((batch_size, self.capacity))  # the model's value of each node when added
+        self.node_value[:, 0] = root_estimate
+        self.game_over = np.zeros((batch_size, self.capacity), dtype=bool)  # never set at the root
+        self._no_game_over = np.zeros(batch_size, dtype=bool)
         self.root_estimate = np.asarray(root_estimate, dtype=np.float64)  # the model's value of each root
         self.root_illegal = None if root_legal is None else ~np.asarray(root_legal, dtype=bool)
         self.min_max = MinMaxStats(batch_size, min_max_delta)
@@ -77,7 +84,8 @@ class Tree:
                                    np.asarray(nodes, dtype=np.int64), float(pb_c_init), float(pb_c_base), at_root)
 
     def select(self, pb_c_init: float, pb_c_base: float) -> tuple[np.ndarray, np.ndarray]:
-        """Descend every tree by pUCT (ties: lowest action) to its first unexpanded edge.
+        """Descend every tree by pUCT (ties: lowest action) to its first unexpanded edge, or to the edge into a
+        game-over node (whose model call then goes unused: the trees are searched as one batch).
 
         Returns each tree's leaf edge as (latent row [B] = tree * capacity + parent node, action [B]),
         fresh arrays; the paths stay in `path_nodes`, `path_actions` and `path_length` for the backup.
@@ -86,9 +94,9 @@ class Tree:
             raise IndexError(f'the trees are full: {self.capacity} nodes, so {self.capacity - 1} simulations')
         leaf_rows = np.empty(self.batch_size, dtype=np.int64)
         leaf_actions = np.empty(self.batch_size, dtype=np.int64)
-        kernels.select(self.prior, self.visits, self.value_sum, self.children, self._illegal, self.min_max.minimum,
-                       self.min_max.maximum, self.min_max.delta, pb_c_init, pb_c_base, self.path_nodes,
-                       self.path_actions, self.path_length, leaf_rows, leaf_actions)
+        kernels.select(self.prior, self.visits, self.value_sum, self.children, self.game_over, self._illegal,
+                       self.min_max.minimum, self.min_max.maximum, self.min_max.delta, pb_c_init, pb_c_base,
+                       self.path_nodes, self.path_actions, self.path_length, leaf_rows, leaf_actions)
         return leaf_rows, leaf_actions
 
     def leaf_inputs(self, leaf_rows: np.ndarray, leaf_actions: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -101,12 +109,14 @@ class Tree:
         return self._latent_rows.index_select(0, rows), actions
 
     def expand_and_backup(self, latent: torch.Tensor, reward: np.ndarray, value: np.ndarray, logits: np.ndarray,
-                          discount: float) -> None:
+                          discount: float, game_over: Optional[np.ndarray] = None) -> None:
         """Add one node per tree behind its selected edge and back the leaf values [B] up the paths.
 
-        The node gets `latent` [B, ...], its edge the reward [B], and the prior softmax(logits [B, A]);
-        then G = R(edge) + discount * G, N += 1, W += G from the new edge to the root, and every updated
-        Q = W / N widens its tree's min-max bounds.
+        The node gets `latent` [B, ...], its edge the reward [B], the prior softmax(logits [B, A]) and the
+        game-over flag [B] bool (None: no node is game over); then G = R(edge) + discount * G, N += 1,
+        W += G from the new edge to the root, and every updated Q = W / N widens its tree's min-max bounds.
+        A tree whose selected edge leads to a game-over node adds nothing (node slot `num_nodes` stays
+        unused there) and backs up that node's stored value.
         """
         node = self.num_nodes
         if self._latent_array is not None and latent.device.type == 'cpu' and latent.dtype == self.latents.dtype:
@@ -114,8 +124,9 @@ class Tree:
         else:
             self.latents[:, node] = latent
         kernels.expand_and_backup(self.prior, self.reward, self.visits, self.value_sum, self.children,
-                                  self.min_max.minimum, self.min_max.maximum, self.path_nodes, self.path_actions,
-                                  self.path_length, node, reward, value, logits, discount)
+                                  self.node_value, self.game_over, self.min_max.minimum, self.min_max.maximum,
+                                  self.path_nodes, self.path_actions, self.path_length, node, reward, value, logits,
+                                  self._no_game_over if game_over is None else game_over, discount)
         self.num_nodes += 1
 
     def root_statistics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -70,13 +70,13 @@ class _PolicyValueNetwork(nn.Module):
         return self.policy_head(self.encoder(obs), action_mask)
 
     def act(self, obs: torch.Tensor, action_mask: Optional[torch.Tensor] = None,
-            deterministic: bool = False) -> torch.Tensor:
-        """A sampled (or the most likely) action [B, ...], without building a distribution: the per-env-step
-        path of collection and evaluation."""
+            deterministic: bool = False, generator: Optional[torch.Generator] = None) -> torch.Tensor:
+        """A sampled (drawn from `generator`, torch's global one when None) or the most likely action [B, ...],
+        without building a distribution: the per-env-step path of collection and evaluation."""
         features = self.encoder(obs)
         if deterministic:
             return self.policy_head.mode(features, action_mask)
-        return self.policy_head.sample(features, action_mask)
+        return self.policy_head.sample(features, action_mask, generator)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self._value_features(obs)).squeeze(-1)

@@ -178,15 +178,22 @@ class MuZeroModel(nn.Module):
             return output.value_logits.new_zeros(output.value_logits.shape[0])
         return support_to_value(output.reward_logits, self.reward_support_size)
 
+    def value_error(self, outputs: Sequence[MuZeroOutput], target_value: torch.Tensor) -> torch.Tensor:
+        """|predicted value - target| [B, K + 1] in env units along an unroll (targets [B, K + 1]): 0 for a
+        perfect prediction, unlike the value cross-entropy, whose floor is the two-hot target's own entropy."""
+        value = torch.stack([self.value(out) for out in outputs], dim=1)
+        return (value - target_value).abs()
+
     @torch.no_grad()
     def recurrent_fn(self, latent: torch.Tensor, action: torch.Tensor
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The search's `RecurrentFn`: (next latent, reward [B], policy logits [B, A], value [B])."""
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+        """The search's `RecurrentFn`: (next latent, reward [B], policy logits [B, A], value [B], game-over logit
+        [B] or None without a game-over head)."""
         if self.continuous_actions:
             raise TidalError('tree search expands one child per discrete action; this MuZero model takes '
                              'continuous actions')
         output = self.recurrent_inference(latent, action)
-        return output.latent, self.reward(output), output.policy_logits, self.value(output)
+        return output.latent, self.reward(output), output.policy_logits, self.value(output), output.game_over_logit
 
     def calc_loss(self, outputs: Sequence[MuZeroOutput], targets: MuZeroTargets, train_value: bool = True,
                   train_reward: bool = True, train_policy: bool = True, train_game_over: bool = True,

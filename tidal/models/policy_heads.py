@@ -21,10 +21,11 @@ class CategoricalPolicyHead(nn.Module):
     def forward(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> Distribution:
         return Categorical(logits=masked_logits(self.logits(features), action_mask), validate_args=False)
 
-    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None,
+               generator: torch.Generator | None = None) -> torch.Tensor:
         """A sample [B] straight from the logits: `Categorical` normalizes them first, which costs more
         than the rest of a one-env step."""
-        return gumbel_max_sample(masked_logits(self.logits(features), action_mask))
+        return gumbel_max_sample(masked_logits(self.logits(features), action_mask), generator)
 
     def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The most likely allowed action [B]."""
@@ -48,10 +49,11 @@ class GaussianPolicyHead(nn.Module):
         std = self.log_std.exp().expand_as(mu)
         return Independent(Normal(mu, std, validate_args=False), 1, validate_args=False)
 
-    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None,
+               generator: torch.Generator | None = None) -> torch.Tensor:
         """A sample [B, action_dim]: mean plus std times standard normal noise."""
         mu = self.mu(features)
-        return mu + self.log_std.exp() * torch.randn_like(mu)
+        return mu + self.log_std.exp() * torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
 
     def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The mean action [B, action_dim]."""

@@ -75,6 +75,10 @@ class Policy:
             unroll_len=1,
         ),
         eval=dict(
+            # (bool) Evaluate the policy's most likely action (greedy or mean; TAAC's epsilon-greedy); False
+            # evaluates the sampling policy that collection acts with, less exploration added on top of it (MuZero's
+            # root noise), drawing from a generator the evaluator seeds for each evaluation.
+            deterministic=True,
             evaluator=dict(
                 # (int > 0) Evaluate every this many train iterations.
                 eval_freq=1000,
@@ -145,6 +149,9 @@ class Policy:
         self._device = policy_device(self._cfg)
         # Any: each algorithm reads its own model's heads (actor, critic, ...); workers see `model` as nn.Module
         self._model: Any = (model if model is not None else self._build_model()).to(self._device)
+        # what the eval mode samples from (eval.deterministic=False): never torch's global generator, which
+        # training draws from, so an evaluation neither shifts training nor depends on it
+        self._eval_generator = torch.Generator(device=self._device)
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -215,7 +222,7 @@ class Policy:
     @property
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
-        return EvalView(forward=self._forward_eval, reset=self._reset_eval, cfg=self._cfg)
+        return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg)
 
     def extra_views(self) -> dict[str, Any]:
         """Views besides the three modes that this policy's data feed needs, by name (PPG: 'aux')."""
@@ -306,6 +313,11 @@ class Policy:
 
     def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
         pass
+
+    def _seed_eval(self, seed: int) -> None:
+        """Reseed the generator eval draws from; the evaluator does so before each evaluation, which then
+        depends only on the weights and its seed."""
+        self._eval_generator.manual_seed(seed)
 
 
 def check_policy_class(name: str, cls: Any) -> None:

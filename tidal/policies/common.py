@@ -88,6 +88,7 @@ def split_action_mask(obs: Any) -> tuple[Any, Optional[torch.Tensor]]:
     return {key: value for key, value in obs.items() if key != 'action_mask'}, obs.get('action_mask')
 
 
-def sample_categorical(prob: torch.Tensor) -> torch.Tensor:
-    """One action index per row of probabilities [..., A] -> [...] (e.g. [B] or [B, agents])."""
-    return torch.multinomial(prob.reshape(-1, prob.shape[-1]), 1).reshape(prob.shape[:-1])
+def sample_categorical(prob: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:
+    """One action index per row of probabilities [..., A] -> [...] (e.g. [B] or [B, agents]), drawn from
+    `generator` (torch's global one when None)."""
+    return torch.multinomial(prob.reshape(-1, prob.shape[-1]), 1, generator=generator).reshape(prob.shape[:-1])

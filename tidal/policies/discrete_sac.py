@@ -4,6 +4,10 @@ Christodoulou 2019, "Soft Actor-Critic for Discrete Action Settings" (arXiv 1910
 finite action set the policy's expectations are exact sums over actions, so neither the critic
 target nor the policy loss needs sampling or the reparameterization trick; Q outputs one value per
 action. Observations may be a dict with 'observation' and 'action_mask' (1 = allowed).
+
+Collection samples the actor, optionally epsilon-greedy as DI-engine's discrete SAC always is
+(`other.eps`): with probability epsilon, falling with the env steps collected, a uniformly random
+allowed action instead; off by default, since the actor's entropy bonus already explores.
 """
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from typing import Any, Mapping
 import torch
 import torch.nn.functional as F
 
+from tidal.base.errors import ConfigError
+from tidal.base.modes import Timestep
 from tidal.base.nest import leading_dim
 from tidal.policies.common import bootstrap_mask, optimizer_step, sample_categorical, sample_weight, split_action_mask
 from tidal.policies.sac import SACPolicy
@@ -32,6 +38,24 @@ class DiscreteSACPolicy(SACPolicy):
             target_entropy=None,
             # (float >= 0) Half-width of the uniform init of the logits layer (0: keep default init).
             init_w=0.0,
+        ),
+        other=dict(
+            eps=dict(
+                # (str in {'linear', 'exp'} or None) Epsilon-greedy collection: each env (each agent, under
+                # multi_agent) takes a uniformly random allowed action with probability epsilon, else the
+                # actor's sample. epsilon falls from start to end with the env steps collected (warm-up
+                # included): 'linear' reaches end at `decay` steps, 'exp' is end + (start - end) e^(-steps/decay).
+                # None: off, actions are the actor's samples. DI-engine's discrete SAC always needs it (its
+                # MPE configs: 'linear', 1 -> 0.05 over 100k). Under a Ray collector each worker counts only
+                # its own envs' steps.
+                type=None,
+                # (float in [0, 1]) epsilon at env step 0.
+                start=1.0,
+                # (float in [0, 1]) epsilon once decayed.
+                end=0.05,
+                # (int > 0) Env steps (over all collector envs) of the decay, see type.
+                decay=100_000,
+            ),
         ),
     )
     action_space = 'discrete'
@@ -100,10 +124,35 @@ class DiscreteSACPolicy(SACPolicy):
         return info
 
     # ----- collect and eval ------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._collect_env_step = 0  # env steps collected so far, warm-up included: the clock of epsilon
+
+    def epsilon(self) -> float:
+        """The epsilon of epsilon-greedy collection now (0 when other.eps.type is None)."""
+        schedule = self._cfg.other.eps
+        return 0.0 if schedule.type is None else epsilon_at(self._collect_env_step, schedule)
+
     @torch.no_grad()
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
         _, prob, _ = self._policy(obs)
-        return {'action': sample_categorical(prob)}
+        action = sample_categorical(prob)
+        if self._cfg.other.eps.type is not None:
+            # one coin per env (and agent): where it falls below epsilon, a uniform allowed action
+            explore = torch.rand(action.shape, device=action.device) < self.epsilon()
+            action = torch.where(explore, self._random_action(obs)['action'], action)
+        return {'action': action}
+
+    def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
+                            timestep: Timestep) -> dict[str, Any]:
+        self._collect_env_step += int(timestep.terminated.shape[0])
+        return super()._process_transition(obs, policy_output, timestep)
+
+    def _state_dict_collect(self) -> dict[str, Any]:
+        """The env steps collected, so that a resumed run continues the epsilon schedule where it stopped."""
+        return {'env_step': torch.tensor(self._collect_env_step)}
+
+    def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        self._collect_env_step = int(state.get('env_step', 0))
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
         _, mask = split_action_mask(obs)
@@ -113,5 +162,20 @@ class DiscreteSACPolicy(SACPolicy):
 
     @torch.no_grad()
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
-        observation, mask = split_action_mask(obs)
-        return {'action': masked_logits(self._model.actor(observation), mask).argmax(dim=-1)}
+        """The most likely allowed action (eval.deterministic), else one sampled as collection does."""
+        if self._cfg.eval.deterministic:
+            observation, mask = split_action_mask(obs)
+            return {'action': masked_logits(self._model.actor(observation), mask).argmax(dim=-1)}
+        _, prob, _ = self._policy(obs)
+        return {'action': sample_categorical(prob, self._eval_generator)}
+
+
+def epsilon_at(env_step: int, schedule: Mapping[str, Any]) -> float:
+    """epsilon after `env_step` env steps under `schedule` (other.eps): start + (end - start) * min(1, steps / decay)
+    for 'linear', end + (start - end) * exp(-steps / decay) for 'exp'."""
+    start, end, decay = float(schedule['start']), float(schedule['end']), schedule['decay']
+    if schedule['type'] == 'linear':
+        return start + (end - start) * min(1.0, env_step / decay)
+    if schedule['type'] == 'exp':
+        return end + (start - end) * math.exp(-env_step / decay)
+    raise ConfigError(f"policy.other.eps.type must be 'linear', 'exp' or None, got {schedule['type']!r}")

@@ -21,7 +21,8 @@ from tidal.models.muzero import MuZeroModel
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import split_action_mask
 from tidal.base.modes import EnvLayout, Timestep, TrajectoryStore, UnrollView
-from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
+from tidal.policies.muzero_learner import (RepresentationLearner, RepresentationOptions, model_search_config,
+                                           search_config)
 from tidal.registry import POLICY_REGISTRY
 from tidal.base.nest import tree_map
 
@@ -30,7 +31,8 @@ from tidal.base.nest import tree_map
 class MuZeroPolicy(RepresentationOptions, Policy):
     config = dict(
         type='muzero',
-        # (bool) Sample replay in proportion to each sample's value loss (priority ** alpha).
+        # (bool) Sample replay in proportion to priority ** alpha, a sample's value error: |predicted - target value|
+        # summed over its K + 1 unrolled states.
         priority=True,
         learn=dict(
             # (int in [1, 100_000]) Updates after each call of the collector.
@@ -74,7 +76,7 @@ class MuZeroPolicy(RepresentationOptions, Policy):
                               f'{len(collect.temperature_env_steps)}')
         if list(collect.temperature_env_steps) != sorted(collect.temperature_env_steps):
             raise ConfigError('policy.collect.temperature_env_steps must be increasing')
-        self._search_cfg = search_config(cfg['search'], collect.discount_factor)
+        self._search_cfg = model_search_config(search_config(cfg['search'], collect.discount_factor), cfg['repr'])
         self._env_step = 0
         super().__init__(cfg, model, enable_field)
 
@@ -165,5 +167,10 @@ class MuZeroPolicy(RepresentationOptions, Policy):
 
     # ----- eval mode -------------------------------------------------------------------------
     def _forward_eval(self, obs: Any) -> dict[str, Any]:
+        """The most visited action of a search without root noise (eval.deterministic), else one drawn from its
+        visit counts at temperature 1: the search policy that f learns, and that collection samples from at its
+        first temperature (a later one depends on the run's env steps, not on the weights alone)."""
         _, visits, _ = self._search(obs, add_noise=False)
-        return {'action': visit_policy(visits, 0.0).argmax(dim=1)}
+        if self._cfg.eval.deterministic:
+            return {'action': visit_policy(visits, 0.0).argmax(dim=1)}
+        return {'action': torch.multinomial(visit_policy(visits, 1.0), 1, generator=self._eval_generator).squeeze(1)}

@@ -46,7 +46,8 @@ class RepresentationOptions:
             # (float in [0, 1]) Factor on the gradient that flows from each recurrent step into the steps
             # before it (MuZero appendix G).
             recurrent_gradient_scaling_factor=0.5,
-            # (bool) Train g's reward prediction.
+            # (bool) Train g's reward prediction. False (as ALF) makes the value target at and after a terminated
+            # episode's end its last reward, so that f's value still learns the terminal reward.
             train_reward_function=True,
             # (bool) Train f's game-over prediction (needs a model with a game-over head).
             train_game_over_function=True,
@@ -91,6 +92,10 @@ class RepresentationOptions:
             dirichlet_alpha=0.25,
             # (float in [0, 1]) Share of the root prior replaced by that noise.
             root_exploration_fraction=0.25,
+            # (bool) Never expand a node the model predicts to be game over (game-over logit > 1, as ALF's MCTS): it
+            # stays a leaf whose predicted value is backed up at every visit. Only for a model that learns game
+            # over (repr.train_game_over_function); without it, nothing happens.
+            stop_at_predicted_game_over=True,
         ),
     )
 
@@ -98,7 +103,15 @@ class RepresentationOptions:
 def search_config(cfg: EasyDict, discount: float) -> SearchConfig:
     return SearchConfig(num_simulations=cfg.num_simulations, discount=discount, pb_c_base=cfg.pb_c_base,
                         pb_c_init=cfg.pb_c_init, dirichlet_alpha=cfg.dirichlet_alpha,
-                        root_exploration_fraction=cfg.root_exploration_fraction)
+                        root_exploration_fraction=cfg.root_exploration_fraction,
+                        stop_at_predicted_game_over=cfg.stop_at_predicted_game_over)
+
+
+def model_search_config(search_cfg: SearchConfig, opts: EasyDict) -> SearchConfig:
+    """`search_cfg` as the model can serve it: game-over predictions stop the search only where the model learns
+    them (an untrained, or absent, game-over head predicts nothing)."""
+    return replace(search_cfg, stop_at_predicted_game_over=search_cfg.stop_at_predicted_game_over
+                   and opts.train_game_over_function)
 
 
 def check_repr_options(opts: EasyDict, model: MuZeroModel) -> None:
@@ -135,7 +148,8 @@ class RepresentationLearner:
     def __init__(self, model: MuZeroModel, opts: EasyDict, search_cfg: SearchConfig, device: torch.device,
                  seed: int) -> None:
         check_repr_options(opts, model)
-        self.model, self.opts, self.search_cfg, self.device = model, opts, search_cfg, device
+        self.model, self.opts, self.device = model, opts, device
+        self.search_cfg = model_search_config(search_cfg, opts)
         self.target = TargetNetwork(model)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=opts.learning_rate, weight_decay=opts.weight_decay)
         self.generator = torch.Generator()  # which samples to reanalyze, random actions past episode ends
@@ -186,8 +200,12 @@ class RepresentationLearner:
         stop_value = torch.where(at_end, end_value[:, None], stop_value)
         value = reward.new_zeros(batch_size, width + 1).scatter(1, stop, stop_value)
         value_target = unrolled_value_targets(reward, value, end, td, self.search_cfg.discount, K + 1)
-
         step = offsets[:K + 1]
+        game_over = flags['terminated'][:, None] & (step >= end[:, None])
+        if not opts.train_reward_function:  # as ALF: without a reward head, the value at game over is the last reward
+            last_reward = buffer.get(env_ids, last, ['reward'])['reward'].float()
+            value_target = torch.where(game_over, last_reward[:, None], value_target)
+
         reward_target = torch.where((step >= 1) & (step <= end[:, None]),
                                     torch.cat([reward.new_zeros(batch_size, 1), reward[:, :K]], dim=1), 0.0)
         beyond = ~has_row[:, :K + 1]  # no observation (and no search) there: no policy or latent target
@@ -195,7 +213,7 @@ class RepresentationLearner:
         batch = {
             'obs': buffer.get(env_ids, positions, ['obs'])['obs'],
             'action': action, 'target_value': value_target, 'target_reward': reward_target,
-            'game_over': flags['terminated'][:, None] & (step >= end[:, None]), 'beyond_episode_end': beyond,
+            'game_over': game_over, 'beyond_episode_end': beyond,
         }
         if policy is not None:
             batch['target_policy'] = policy
@@ -301,8 +319,9 @@ class RepresentationLearner:
         if self.updates % opts.target_update_period == 0:
             self.target.update(opts.target_update_tau)
         info = {f'{name}_loss': term.detach().mean() for name, term in terms.items() if name != 'loss'}
-        info.update(total_loss=terms['loss'].detach(), grad_norm=grad_norm.detach(),
-                    priority=terms['value'].detach().sqrt().sum(dim=1) + PRIORITY_EPS)
+        with torch.no_grad():  # the value error summed over the unroll: all K + 1 steps, as the value loss has them
+            priority = self.model.value_error(outputs, batch['target_value']).sum(dim=1) + PRIORITY_EPS
+        info.update(total_loss=terms['loss'].detach(), grad_norm=grad_norm.detach(), priority=priority)
         return info
 
     @torch.no_grad()

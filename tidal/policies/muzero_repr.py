@@ -2,11 +2,15 @@
 
 The model's h maps each observation o to a latent s = h(o) (MuZero, arXiv 1911.08265; as a learned
 representation, MuZero Unplugged, arXiv 2104.06294); a registered policy (`rl_type`: PPO or SAC), held by
-this one, acts and learns on s instead of o. The model learns only from MuZero's own losses (value, reward,
-game over, optionally reanalyzed policy) on its own replay of raw observations and its own schedule, both
-kept by the 'repr' feed (`tidal.worker.feeds.repr`), which runs the held policy's feed beside them;
-`repr.encoder_grad` also lets the held policy's losses reach h. Every batch is encoded again with the
-current h when it is used, so stored data never holds stale latents.
+this one, acts and learns on s instead of o. The model learns from MuZero's own losses (value, reward, game
+over, optionally reanalyzed policy) on its own replay of raw observations and its own schedule, both kept by
+the 'repr' feed (`tidal.worker.feeds.repr`), which runs the held policy's feed beside them. Every batch is
+encoded again with the current h when it is used, so stored data never holds stale latents.
+
+The defaults are ALF's: the held policy's losses reach h too (`repr.encoder_grad`; in ALF h is one of the
+agent's modules that the RL loss trains), and the model's updates come after training iterations of the held
+policy (`repr.training`: one collection and its learn updates, ALF's `after_train_iter`), with the sizes of
+ALF's `MuzeroRepresentationTrainingOptions`.
 
 The config holds the keys of both policies (`config_owners`), the held one's first so that this one's win.
 """
@@ -62,8 +66,8 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
             # (float in [0, 1]) Discount of the model's n-step value targets (and of reanalyze's search).
             discount_factor=0.99,
             # (bool) Let the wrapped policy's losses train h too (an Adam over h's parameters with
-            # repr.learning_rate); False trains h on MuZero's losses alone.
-            encoder_grad=False,
+            # repr.learning_rate), as ALF does; False trains h on MuZero's losses alone.
+            encoder_grad=True,
             model=dict(
                 # (int > 0) Size of the latent s = h(o): the wrapped policy's observation size.
                 latent_size=64,
@@ -77,16 +81,24 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
                 # (bool) f also predicts whether the game is over (for repr.train_game_over_function).
                 game_over_head=True,
             ),
+            # the model's own replay and schedule; the defaults are ALF's MuzeroRepresentationTrainingOptions
             training=dict(
-                # (int > 0) Update the model every this many updates (train iterations) of the wrapped policy.
+                # (int > 0) Update the model after every this many of the wrapped policy's training iterations
+                # (or learn updates: interval_unit).
                 interval=1,
+                # (str in {'train_iter', 'learn_update'}) What interval counts: 'train_iter', steps of the wrapped
+                # policy's feed (one collection and its learn updates: a rollout and its epochs, or a collection
+                # and its update_per_collect updates; a warm-up collection too), the model updating after the
+                # step, as ALF's after_train_iter; 'learn_update', the wrapped policy's minibatch updates, the
+                # model updating inside the last one.
+                interval_unit='train_iter',
                 # (int > 0) Sequences sampled per model update.
                 mini_batch_size=256,
                 # (int > 0) Consecutive unroll starts per sequence (each a sample of its own; capped at its
                 # env's newest step).
                 mini_batch_length=1,
                 # (int > 0) Model updates each time the interval comes round.
-                num_updates_per_train_iter=1,
+                num_updates_per_train_iter=10,
                 # (int > 0) Env steps the model's replay keeps (over all collector envs).
                 replay_buffer_length=100_000,
                 # (int >= 0) Env steps in the model's replay before its first update.
@@ -171,9 +183,12 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         self._encoder_optimizer = (adam(self._repr_model.representation.parameters(), repr_cfg.learning_rate)
                                    if repr_cfg.encoder_grad else None)
         self._learn_calls = 0
-        # the latest model update's values, reported with every update: the finite guard and the logs fix
-        # their keys at the first update, which comes before the model's first one (0 until then)
+        # the values of the latest model updates (their mean), reported with every update: the finite guard and
+        # the logs fix their keys at the first update, which comes before the model's first one (0 until then)
         self._repr_info = {name: torch.zeros((), device=self._device) for name in self._repr_monitor_vars()}
+        # the values of the model updates made since the last learn update: those of this one's schedule, or
+        # those the feed made after its last step (repr.training.interval_unit='train_iter')
+        self._unreported: list[dict[str, torch.Tensor]] = []
 
     def _repr_search_config(self) -> SearchConfig:
         return search_config(self._cfg.search, self._cfg.repr.discount_factor)
@@ -195,12 +210,16 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
             info = self._rl_learn.forward(inner_batch)
             if leaf.grad is not None:
                 optimizer_step(self._encoder_optimizer, latent, leaf.grad)
-        # 2. the MuZero model's own updates that the feed's schedule makes due now (every `interval` updates)
+        # 2. the MuZero model's own updates that the feed's schedule makes due now (interval_unit='learn_update';
+        # with 'train_iter' the feed makes them after its step), then the values of those made since the last
+        # learn update, to be logged and guarded with this one
         self._learn_calls += 1
-        infos = self._model_updates(self._learn_calls) if self._model_updates is not None else []
-        if infos:
-            self._repr_info = {f'repr_{name}': torch.stack([each[name] for each in infos]).mean()
+        if self._model_updates is not None:
+            self._model_updates(self._learn_calls)
+        if self._unreported:
+            self._repr_info = {f'repr_{name}': torch.stack([each[name] for each in self._unreported]).mean()
                                for name in self._learner.monitor_vars()}
+            self._unreported = []
         info.update(self._repr_info)
         return info
 
@@ -214,8 +233,11 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         return batch
 
     def _train_model(self, batch: dict[str, Any], weight: Optional[torch.Tensor]) -> dict[str, torch.Tensor]:
-        """One update of MuZero's loss; its loss terms and a 'priority' per sample."""
-        return self._learner.train(batch, weight=weight)
+        """One update of MuZero's loss; its loss terms and a 'priority' per sample. Its monitored values are
+        reported with the next learn update."""
+        info = self._learner.train(batch, weight=weight)
+        self._unreported.append({name: info[name] for name in self._learner.monitor_vars()})
+        return info
 
     def _repr_monitor_vars(self) -> list[str]:
         return [f'repr_{name}' for name in self._learner.monitor_vars()]
@@ -226,7 +248,8 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
     def _state_dict_learn(self) -> dict[str, Any]:
         state = self._rl_learn.state_dict()
         state.update(repr=self._learner.state_dict(), repr_learn_calls=self._learn_calls,
-                     repr_info={name: value.detach().cpu() for name, value in self._repr_info.items()})
+                     repr_info={name: value.detach().cpu() for name, value in self._repr_info.items()},
+                     repr_unreported=[{name: value.cpu() for name, value in each.items()} for each in self._unreported])
         if self._encoder_optimizer is not None:
             state['encoder_optimizer'] = self._encoder_optimizer.state_dict()
         return state
@@ -236,6 +259,8 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         self._learner.load_state_dict(state['repr'])
         self._learn_calls = int(state['repr_learn_calls'])
         self._repr_info = {name: value.to(self._device) for name, value in state['repr_info'].items()}
+        self._unreported = [{name: value.to(self._device) for name, value in each.items()}
+                            for each in state['repr_unreported']]
         if self._encoder_optimizer is not None:
             self._encoder_optimizer.load_state_dict(state['encoder_optimizer'])
 
@@ -335,6 +360,9 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
 
     def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:
         self._rl_eval.reset(env_ids)
+
+    def _seed_eval(self, seed: int) -> None:
+        self._rl_eval.seed(seed)  # the held policy acts, on its own eval.deterministic
 
 
 def with_observation(obs: Any, observation: torch.Tensor) -> Any:

@@ -255,6 +255,12 @@ class PPOPolicy(Policy):
         transitions.update(value=value.reshape(-1), advantage=advantage.reshape(-1), **{'return': returns.reshape(-1)})
         return transitions
 
+    def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        """New episodes in every env (env_ids None) start their discounted returns afresh; the scaler itself
+        restarts an env's return when its episode ends."""
+        if env_ids is None and self._reward_scaler is not None:
+            self._reward_scaler.returns = None
+
     def _state_dict_collect(self) -> dict[str, Any]:
         """Each env's discounted return so far, which reward scaling carries across steps."""
         if self._reward_scaler is None or self._reward_scaler.returns is None:
@@ -268,7 +274,9 @@ class PPOPolicy(Policy):
     # ----- eval mode -------------------------------------------------------------------------
     @torch.no_grad()
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
-        """The most likely action under the frozen statistics."""
+        """The most likely action under the frozen statistics (eval.deterministic), else one sampled as
+        collection does."""
         observation, mask = self._observation(obs)
-        return {'action': self._model.act(observation, action_mask=mask, deterministic=True)}
+        return {'action': self._model.act(observation, action_mask=mask, deterministic=self._cfg.eval.deterministic,
+                                          generator=self._eval_generator)}
 

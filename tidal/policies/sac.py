@@ -192,8 +192,12 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        mu, _ = self._model.actor(obs)
-        return {'action': torch.tanh(mu)}
+        """The mean action tanh(mu) (eval.deterministic), else a tanh-Gaussian sample as collection draws."""
+        mu, log_std = self._model.actor(obs)
+        if self._cfg.eval.deterministic:
+            return {'action': torch.tanh(mu)}
+        action, _ = tanh_gaussian_sample(mu, log_std, self._eval_generator)
+        return {'action': action}
 
 
 def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:

@@ -103,12 +103,12 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             unroll_len=4,
         ),
         eval=dict(
-            # (float in [0, 1]) Chance per step that evaluation samples the action and the switch instead of
-            # taking the most likely ones.
+            # (float in [0, 1]) With eval.deterministic, the chance per step that evaluation samples the action and
+            # the switch instead of taking the most likely ones.
             epsilon_greedy=0.1,
             evaluator=dict(
-                # (int >= 0) Also evaluate every this many env steps (0 = off): off here, because evaluation
-                # draws from the global generator (epsilon_greedy), so an extra one would change training.
+                # (int >= 0) Also evaluate every this many env steps (0 = off): off here, the schedule TAAC's
+                # benchmarks ran with (when evaluation still drew from the global generator and changed training).
                 eval_freq_env_steps=0,
             ),
         ),
@@ -249,15 +249,17 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         return torch.stack(q.chunk(2), dim=-1)
 
     def _two_stage(self, obs: torch.Tensor, prev_tau: torch.Tensor, switch_alpha: torch.Tensor,
-                   epsilon: Optional[float] = None, grad_to_action: bool = False) -> TwoStage:
-        """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given); stage 2
-        scores keeping `prev_tau` against the new trajectory. With `grad_to_action` the critics are frozen
-        but Q(s, new) stays differentiable in the action, for the actor loss."""
+                   epsilon: Optional[float] = None, grad_to_action: bool = False,
+                   generator: Optional[torch.Generator] = None) -> TwoStage:
+        """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given), drawn from
+        `generator` (torch's global one when None); stage 2 scores keeping `prev_tau` against the new
+        trajectory. With `grad_to_action` the critics are frozen but Q(s, new) stays differentiable in the
+        action, for the actor loss."""
         mu, log_std = self._model.actor(obs, prev_tau)
         if epsilon is None:
-            action, log_prob = tanh_gaussian_sample(mu, log_std)
+            action, log_prob = tanh_gaussian_sample(mu, log_std, generator)
         else:
-            action, log_prob = _epsilon_greedy_action(mu, log_std, epsilon)
+            action, log_prob = _epsilon_greedy_action(mu, log_std, epsilon, generator)
         kept = self._trajectory.advance(prev_tau)
         new = self._trajectory.from_action(action, prev_tau)
         self._model.critic.requires_grad_(False)
@@ -333,12 +335,18 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
 
     @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        state, epsilon = self._eval_state, self._cfg.eval.epsilon_greedy
+        """Epsilon-greedy action and switch (eval.deterministic), else both sampled as collection samples them;
+        every draw from the eval generator."""
+        state, generator = self._eval_state, self._eval_generator
         state.ensure(obs.shape[0])
-        stage = self._two_stage(obs, state.tau, self._switch_temperature.value, epsilon=epsilon)
-        explore = torch.rand(obs.shape[0], device=self._device) < epsilon
+        if not self._cfg.eval.deterministic:
+            stage = self._two_stage(obs, state.tau, self._switch_temperature.value, generator=generator)
+            return self._follow(state, _sample_switch(stage.logits.softmax(-1), generator), stage.kept, stage.new)
+        epsilon = self._cfg.eval.epsilon_greedy
+        stage = self._two_stage(obs, state.tau, self._switch_temperature.value, epsilon=epsilon, generator=generator)
+        explore = torch.rand(obs.shape[0], device=self._device, generator=generator) < epsilon
         greedy = stage.logits[:, 1] > stage.logits[:, 0]
-        switch = torch.where(explore, _sample_switch(stage.logits.softmax(-1)), greedy)
+        switch = torch.where(explore, _sample_switch(stage.logits.softmax(-1), generator), greedy)
         return self._follow(state, switch, stage.kept, stage.new)
 
     def _follow(self, state: TrajectoryState, switch: torch.Tensor, kept: torch.Tensor,
@@ -366,18 +374,18 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         self._eval_state.reset(env_ids)
 
 
-def _sample_switch(probs: torch.Tensor) -> torch.Tensor:
+def _sample_switch(probs: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:
     """b ~ Categorical(probs) over (keep, new), as a bool per row: True means switch."""
-    return torch.multinomial(probs, 1).squeeze(-1).bool()
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1).bool()
 
 
-def _epsilon_greedy_action(mu: torch.Tensor, log_std: torch.Tensor,
-                           epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+def _epsilon_greedy_action(mu: torch.Tensor, log_std: torch.Tensor, epsilon: float,
+                           generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The most likely action tanh(mu), replaced by a sample with probability `epsilon` per row."""
-    sampled, log_prob = tanh_gaussian_sample(mu, log_std)
+    sampled, log_prob = tanh_gaussian_sample(mu, log_std, generator)
     if epsilon <= 0.0:
         return torch.tanh(mu), log_prob
-    explore = torch.rand(mu.shape[0], 1, device=mu.device) < epsilon
+    explore = torch.rand(mu.shape[0], 1, device=mu.device, generator=generator) < epsilon
     return torch.where(explore, sampled, torch.tanh(mu)), log_prob
 
 

@@ -21,9 +21,11 @@ def tanh_gaussian_log_prob(pre_tanh: torch.Tensor, mu: torch.Tensor, log_std: to
     return (normal - squash).sum(dim=-1)
 
 
-def tanh_gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """A reparameterized sample a = tanh(mu + std * eps) and its log-probability [B]."""
-    noise = torch.randn_like(mu)
+def tanh_gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor,
+                         generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """A reparameterized sample a = tanh(mu + std * eps) and its log-probability [B]; eps is drawn from
+    `generator` (torch's global one when None)."""
+    noise = torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
     pre_tanh = mu + log_std.exp() * noise
     normal = -0.5 * noise.pow(2) - log_std - _HALF_LOG_2PI  # the same as above with (u - mu) / std = eps
     squash = 2.0 * (_LOG_2 - pre_tanh - F.softplus(-2.0 * pre_tanh))
@@ -41,10 +43,12 @@ def masked_logits(logits: torch.Tensor, action_mask: torch.Tensor | None) -> tor
 
 
 
-def gumbel_max_sample(logits: torch.Tensor) -> torch.Tensor:
-    """A categorical sample [B] from unnormalized logits [B, A]: argmax(logits + Gumbel noise).
+def gumbel_max_sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A categorical sample [B] from unnormalized logits [B, A]: argmax(logits + Gumbel noise), the noise
+    drawn from `generator` (torch's global one when None).
 
     On small batches it costs half of `torch.multinomial` and needs no softmax; masked logits never win.
     """
-    uniform = torch.rand_like(logits).clamp_(min=torch.finfo(logits.dtype).tiny)
+    uniform = torch.rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
+    uniform = uniform.clamp_(min=torch.finfo(logits.dtype).tiny)
     return (logits - (-uniform.log()).log()).argmax(dim=-1)

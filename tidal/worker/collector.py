@@ -135,12 +135,12 @@ class _Collector:
         self.env.reset(seed=fallback_seed)  # the managers restore onto envs that have been reset
         if state.get('rng') is not None:
             self._rng = {key: value.cpu() if key == 'cpu' else value for key, value in state['rng'].items()}
+        self.policy.load_state_dict(state['policy'])  # run-level counters (an eps or temperature schedule) too
         if self.env.restore(state['env']):
             self._obs = to_tensor(state['obs'], self.device)
             self._first = state['first'].to(self.device)
-            self.policy.load_state_dict(state['policy'])
             return None
-        self.reset(seed=fallback_seed)
+        self.reset(seed=fallback_seed)  # new episodes: the policy drops what it kept of the old ones
         return state['env']['reason']
 
 

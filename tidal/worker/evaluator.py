@@ -1,4 +1,5 @@
-"""Evaluator: runs whole episodes with the policy's deterministic eval mode."""
+"""Evaluator: runs whole episodes with the policy's eval mode (its most likely actions unless
+`policy.eval.deterministic` is False)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,6 +12,8 @@ from tidal.envs.env_manager import EnvManager
 from tidal.base.modes import EvalMode
 from tidal.worker.rng import stream_seed
 from tidal.base.nest import to_numpy, to_tensor
+
+ACTING_STREAM = 1  # stream_seed's stream of an evaluation's action draws (the envs' own seeds come first)
 
 
 @dataclass
@@ -30,10 +33,12 @@ class EvalResult:
     def length_mean(self) -> float:
         return float(self.lengths.mean())
 
-    def row(self, env_step: int, train_iter: int, wall_time: float) -> dict[str, float]:
-        """This evaluation as a row of the run's evals.csv."""
+    def row(self, env_step: int, train_iter: int, wall_time: float, collect_return_mean: float) -> dict[str, float]:
+        """This evaluation as a row of the run's evals.csv, beside `collect_return_mean`: the mean return of
+        the training episodes finished since the previous evaluation (NaN: none finished)."""
         return dict(env_step=env_step, train_iter=train_iter, wall_time=wall_time, return_mean=self.return_mean,
-                    return_std=self.return_std, episode_length_mean=self.length_mean)
+                    return_std=self.return_std, episode_length_mean=self.length_mean,
+                    collect_return_mean=collect_return_mean)
 
 
 class Evaluator:
@@ -42,8 +47,9 @@ class Evaluator:
 
     Episodes are split evenly over the envs beforehand (env i runs its own quota), so short
     episodes do not crowd out long ones when several envs run in parallel. Each evaluation seeds its
-    envs from `seed` and the train iteration, so it does not depend on earlier evaluations (and a
-    resumed run evaluates exactly as the uninterrupted one would).
+    envs and the eval mode's own generator (what a sampling eval policy draws from) from `seed` and the
+    train iteration, so it does not depend on earlier evaluations or on training's draws (and a resumed
+    run evaluates exactly as the uninterrupted one would).
     """
 
     def __init__(self, env: EnvManager, policy: EvalMode, device: torch.device, n_episode: int,
@@ -78,6 +84,8 @@ class Evaluator:
         returns: list[float] = []
         lengths: list[int] = []
         obs = self.env.reset(seed=None if self.seed is None else stream_seed(self.seed, train_iter))
+        if self.seed is not None:
+            self.policy.seed(stream_seed(self.seed, train_iter, ACTING_STREAM))
         self.policy.reset(None)
         while (quota > 0).any():
             action = self.policy.forward(to_tensor(obs, self.device))['action']

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 import traceback
@@ -62,15 +63,19 @@ class RunLogger:
                   + ', '.join(f'{k}={v:.4g}' for k, v in values.items()))
 
     def evaluation(self, row: Mapping[str, float]) -> None:
-        """Append one evaluation to evals.csv and to the event file."""
+        """Append one evaluation to evals.csv and to the event file (collect_return_mean where some training
+        episode finished). A file begun before a column existed (a resumed older run) keeps its header."""
         new = not self._evals_path.exists() or self._evals_path.stat().st_size == 0
+        columns = EVAL_COLUMNS if new else _header(self._evals_path)
         with open(self._evals_path, 'a', newline='') as f:
-            writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS)
+            writer = csv.DictWriter(f, fieldnames=columns)
             if new:
                 writer.writeheader()
-            writer.writerow({key: row[key] for key in EVAL_COLUMNS})
-        self.scalars('eval', {k: row[k] for k in ('return_mean', 'return_std', 'episode_length_mean')},
-                     int(row['env_step']), int(row['train_iter']))
+            writer.writerow({key: row[key] for key in columns})
+        logged = ['return_mean', 'return_std', 'episode_length_mean']
+        if math.isfinite(row['collect_return_mean']):
+            logged.append('collect_return_mean')
+        self.scalars('eval', {key: row[key] for key in logged}, int(row['env_step']), int(row['train_iter']))
 
     def position(self, env_step: int) -> dict[str, int]:
         """How far the logs reach now: saved with a checkpoint, handed back as `resume_from`."""
@@ -102,6 +107,11 @@ def write_summary(run_dir: str | os.PathLike, values: Mapping[str, Any]) -> None
         os.replace(tmp, Path(run_dir) / 'summary.json')
     finally:
         tmp.unlink(missing_ok=True)  # gone after the rename; left only by a failed write
+
+
+def _header(path: Path) -> tuple[str, ...]:
+    with open(path, newline='') as f:
+        return tuple(next(csv.reader(f)))
 
 
 def _size(path: Path) -> int:

@@ -14,6 +14,7 @@ main_config = dict(
         evaluator_env_num=8,
         n_evaluator_episode=32,  # 25-step episodes: 32 cost little and steady the curve
         stop_value=None,  # returns stay negative (distances to the landmarks)
+        team_reward=False,  # each agent learns from its own reward; True: the team's sum, as DI-engine's env
     ),
     policy=dict(
         multi_agent=True,

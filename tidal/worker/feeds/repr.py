@@ -5,10 +5,13 @@ The held policy (`policy.rl_type`) learns on the latent through the feed it name
 
 1. takes the raw steps of every collection (the 'repr' view's `collected`) into the model's trajectory
    replay, made at the first collection for the collector's envs;
-2. every `repr.training.interval` learn updates of the held policy, once `initial_collect_steps` env steps
-   are in that replay, makes `num_updates_per_train_iter` model updates on sequences of sampled starts,
-   writing their priorities back. They run inside that learn update (the view's `schedule`), so their
-   losses are logged and guarded with it.
+2. every `repr.training.interval` training iterations of the held policy (steps of its feed: one collection
+   and its learn updates), once `initial_collect_steps` env steps are in that replay, makes
+   `num_updates_per_train_iter` model updates on sequences of sampled starts, writing their priorities back.
+   They run after the held feed's step, as ALF's `after_train_iter` trains its representation learner, and
+   their losses are logged and guarded with the next learn update. With `interval_unit='learn_update'` the
+   interval counts the held policy's learn updates instead, and the model updates run inside every
+   `interval`-th one (the view's `schedule`).
 """
 from __future__ import annotations
 
@@ -62,13 +65,20 @@ class ReprFeed(Feed):
         self.num_envs = collector.num_envs
         self.buffer: Optional[TrajectoryBuffer] = None  # made at the first collection
         self.inner: DataFeed = self.inner_class(cfg)(cfg, views, _StoringCollector(collector, self.store), learner)
-        self.model.schedule(self.updates)
+        self.train_iters = 0  # steps of the held policy's feed so far (ALF's training iterations)
+        self.per_train_iter = self.training.interval_unit == 'train_iter'
+        if not self.per_train_iter:
+            self.model.schedule(self.updates)
 
     def warmed_up(self) -> bool:
         return self.inner.warmed_up()
 
     def step(self, env_budget: Optional[int]) -> None:
+        """One training iteration of the held policy, then the model updates it makes due."""
         self.inner.step(env_budget)
+        self.train_iters += 1
+        if self.per_train_iter:
+            self.updates(self.train_iters)
 
     # ----- 1. the model's replay -------------------------------------------------------------
     def store(self) -> None:
@@ -94,11 +104,12 @@ class ReprFeed(Feed):
         return 0 if self.buffer is None else int(self.buffer.current_position().sum())
 
     # ----- 2. the model's updates ------------------------------------------------------------
-    def updates(self, learn_calls: int) -> list[dict[str, torch.Tensor]]:
-        """The model updates due after the held policy's update number `learn_calls`: their infos (none if
-        the interval has not come round or the replay holds fewer than `initial_collect_steps` steps)."""
+    def updates(self, count: int) -> list[dict[str, torch.Tensor]]:
+        """The model updates due after the held policy's training iteration (or learn update, by
+        `interval_unit`) number `count`: their infos (none if the interval has not come round or the replay
+        holds fewer than `initial_collect_steps` steps)."""
         training = self.training
-        if learn_calls % training.interval or self.buffer is None or self.steps() < training.initial_collect_steps:
+        if count % training.interval or self.buffer is None or self.steps() < training.initial_collect_steps:
             return []
         return [self.update() for _ in range(training.num_updates_per_train_iter)]
 
@@ -129,14 +140,16 @@ class ReprFeed(Feed):
 
     # ----- exact resume ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """The held policy's feed and the model's replay (collected data and its sampling generator)."""
-        state = {'inner': self.inner.state_dict()}
+        """The held policy's feed, its training iterations and the model's replay (collected data and its
+        sampling generator)."""
+        state = {'inner': self.inner.state_dict(), 'train_iters': self.train_iters}
         if self.buffer is not None:
             state['repr_buffer'] = self.buffer.state_dict()
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.inner.load_state_dict(state['inner'])
+        self.train_iters = int(state['train_iters'])
         if 'repr_buffer' in state:
             self.replay().load_state_dict(state['repr_buffer'])
 
