@@ -425,3 +425,11 @@ def test_linear_inverse_mode_false_starts_from_the_sampled_slope(monkeypatch):
     assert_close(out['tau'], LinearTrajectory(inverse_mode=False).advance(torch.stack(
         [torch.zeros(3, 2), out['tau'][:, 1]], dim=1)))
     assert_close(out['action'], (2 * out['tau'][:, 1]).clamp(-1, 1))
+
+
+def test_weights_carry_the_switch_temperature_that_acting_samples_with():
+    source, target = make_taac(), make_taac()
+    with torch.no_grad():
+        source._switch_temperature.raw.fill_(1.5)
+    target.load_weights(source.weights())  # what a Ray collector receives
+    assert float(target._switch_temperature.value) == pytest.approx(float(source._switch_temperature.value))

@@ -291,6 +291,10 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             'optimizer': self._optimizer.state_dict(),
         }
 
+    def weights(self) -> dict[str, Any]:
+        """The networks and the switch temperature, which collection and evaluation sample with."""
+        return {**super().weights(), 'switch_temperature': self._switch_temperature.state_dict()}
+
     def load_weights(self, state: dict[str, Any]) -> None:
         """The networks and the switch temperature, which collection and evaluation sample with."""
         self._model.load_state_dict(state['model'])
