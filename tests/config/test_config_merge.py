@@ -78,6 +78,18 @@ def test_section_must_be_a_mapping(create_config):
     assert message == "config key 'policy.learn' must be a mapping, got int (5)"
 
 
+@pytest.mark.parametrize('main, overrides, expected', [
+    ({'policy': {'model': [1, 2]}}, (), "'policy.model' must be a mapping, got list ([1, 2])"),
+    ({}, ['policy.model=[1, 2]'], "'policy.model' must be a mapping, got list ([1, 2])"),
+    ({'policy': {'model': None}}, (), "'policy.model' must be a mapping, got None"),
+    ({'env': {'env_kwargs': 'g=9.8'}}, (), "'env.env_kwargs' must be a mapping, got str ('g=9.8')"),
+    ({}, ['env.env_kwargs=3'], "'env.env_kwargs' must be a mapping, got int (3)"),
+    ({'env': [1]}, (), "'env' must be a mapping, got list ([1])"),
+])
+def test_free_form_sections_must_be_mappings_too(create_config, main, overrides, expected):
+    assert error_of(create_config, main, overrides) == f'config key {expected}'
+
+
 def test_int_is_accepted_and_stored_as_float_where_float_is_declared(create_config):
     cfg = compile_tiny(create_config, {'policy': {'learn': {'learning_rate': 1}}})
     assert cfg.policy.learn.learning_rate == 1.0 and isinstance(cfg.policy.learn.learning_rate, float)

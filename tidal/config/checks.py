@@ -1,7 +1,8 @@
 """Merging user values over declared defaults, rejecting keys and types the defaults do not declare.
 
 `schema` is the defaults tree: its keys are the valid keys and its values' types the valid types. A
-FreeDict section, or a key whose default is None, accepts anything below it.
+FreeDict section accepts any keys below it but must itself be a mapping; a key whose default is None
+accepts anything.
 """
 from __future__ import annotations
 
@@ -35,11 +36,12 @@ def merge_checked(schema: Mapping, current: Mapping, update: Mapping, prefix: st
         if key not in schema:
             raise ConfigError(unknown_key_message(schema, key, prefix))
         declared = schema[key]
+        if isinstance(declared, Mapping) and not isinstance(value, Mapping):
+            # a section, declared or free-form: code below it reads keys, so a list there must fail here
+            raise ConfigError(_type_message(path, 'a mapping', value))
         if is_free(declared):
             merged[key] = merge_free(merged.get(key), value)
         elif isinstance(declared, Mapping):
-            if not isinstance(value, Mapping):
-                raise ConfigError(_type_message(path, 'a mapping', value))
             merged[key] = merge_checked(declared, merged.get(key) or {}, value, path, from_text)
         else:
             merged[key] = checked_value(declared, value, path, from_text)
