@@ -96,3 +96,32 @@ def test_import_names_register_a_users_policy(create_config, tmp_path, monkeypat
 def test_unimportable_module_is_named(create_config):
     with pytest.raises(TidalError, match="cannot import module 'no_such_tidal_module'"):
         compile_config({'import_names': ['no_such_tidal_module']}, create_config)
+
+
+# ----- shapes a model cannot take ---------------------------------------------------------------
+
+def sac_on(env_id: str, model: dict) -> dict:
+    return {'env': {'env_id': env_id}, 'policy': {'model': model}}
+
+
+SAC_CREATE = {'env': {'type': 'gym'}, 'policy': {'type': 'sac'}}
+
+
+def test_image_observations_for_an_mlp_model_are_one_line_naming_the_env():
+    with pytest.raises(ConfigError) as err:
+        compile_config(sac_on('CarRacing-v3', {}), SAC_CREATE)
+    assert str(err.value) == ("env 'CarRacing-v3' gives policy.model.obs_shape [96, 96, 3] but model "
+                              "'continuous_qac' takes int > 0 or list[int > 0] of length 1; MLP models take "
+                              "flat vectors (use an encoder model for images)")
+
+
+def test_an_image_shape_set_for_an_mlp_model_names_the_key():
+    with pytest.raises(ConfigError) as err:
+        compile_config(sac_on('Pendulum-v1', {'obs_shape': [3, 4, 4]}), SAC_CREATE, infer_shapes=False)
+    assert str(err.value) == ("config key 'policy.model.obs_shape' must be a list of length 1, got [3, 4, 4]; "
+                              "MLP models take flat vectors (use an encoder model for images)")
+
+
+def test_flat_shapes_keep_the_mlp_models_rule():
+    cfg = compile_config(sac_on('Pendulum-v1', {'obs_shape': [3]}), SAC_CREATE)
+    assert (cfg.policy.model.obs_shape, cfg.policy.model.action_shape) == ([3], 1)

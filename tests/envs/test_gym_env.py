@@ -150,3 +150,14 @@ def test_minatar_ids_register_themselves_or_name_the_missing_package():
         return
     obs, _ = env.make().reset(seed=0)
     assert obs.shape == (10, 10, 4) and obs.dtype == np.uint8
+
+
+@pytest.mark.parametrize('env_id, kwargs, detail', [
+    ('Pendulum-v1', {'max_episode_steps': -5},
+     'ValueError: Expect the `max_episode_steps` to be positive, actually: -5'),
+    ('FrozenLake-v1', {'map_name': '9x9'}, "KeyError: '9x9'"),  # raised by the env's own constructor
+])
+def test_values_gymnasium_refuses_are_one_line_naming_the_env_and_the_kwargs(env_id, kwargs, detail):
+    with pytest.raises(EnvError) as err:
+        GymEnv({'env_id': env_id, 'env_kwargs': kwargs}).make()
+    assert str(err.value) == f"gymnasium env '{env_id}' cannot be made with env.env_kwargs {kwargs}: {detail}"

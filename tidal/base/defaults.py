@@ -6,6 +6,7 @@ nothing else of tidal.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from easydict import EasyDict
@@ -18,6 +19,19 @@ class FreeDict(EasyDict):
     the model constructor's signature) or forwarded as it is (`env.env_kwargs` to `gymnasium.make`).
     An EasyDict, so it survives inside EasyDict configs and takes attribute writes.
     """
+
+
+@dataclass(frozen=True)
+class ConfigRule:
+    """`Annotated` metadata on a model constructor's argument: the rule a `policy.model` value must keep
+    (in the grammar of config comments) where its type hint alone cannot say it, and why, for the error.
+
+    `obs_shape: Annotated[Shape, ConfigRule('int > 0 or list[int > 0] of length 1', 'MLP models take flat
+    vectors')]` lets the config compiler refuse an image shape an env reports before any model is built.
+    """
+
+    text: str
+    reason: str = ''
 
 
 def merge_defaults(base: Mapping, update: Mapping) -> dict:

@@ -35,6 +35,7 @@ def probe_env(cfg: dict, args: ModelArgs, policy_cls: type, env_cls: Callable[..
             continue
         reported = _plain_shape(info[key])
         if model_cfg.get(key) is None:
+            _check_reported_shape(args, key, reported, cfg['env'])
             model_cfg[key] = reported
         elif _as_tuple(model_cfg[key]) != _as_tuple(reported):
             raise ConfigError(f"config key 'policy.model.{key}' is {model_cfg[key]!r} but env "
@@ -79,6 +80,17 @@ def _first_step(make: Callable[[], Any], env_cfg: Mapping) -> None:
                 instance.close()
             except Exception:  # a broken env may not close cleanly either; the error above matters
                 pass
+
+
+def _check_reported_shape(args: ModelArgs, key: str, shape: Any, env_cfg: Mapping) -> None:
+    """A shape the env reports must suit the model (an image for an MLP model does not); the error names
+    the env, since the user never wrote the value."""
+    rule = args.rules.get(key)
+    if rule is None or rule.problem(shape, f'policy.model.{key}') is None:
+        return
+    because = f'; {rule.reason}' if rule.reason else ''
+    raise ConfigError(f"env '{env_name(env_cfg)}' gives policy.model.{key} {shape!r} but model '{args.name}' "
+                      f"takes {rule.text}{because}")
 
 
 def _check_action_space(cfg: dict, policy_cls: Any, env_space: Any) -> None:

@@ -7,12 +7,14 @@ env fills `obs_shape` / `action_shape` (and a multi-agent model's `agent_num`, `
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import difflib
 import inspect
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Annotated, Any, Callable, Mapping, Optional, Union
 
+from tidal.base.defaults import ConfigRule
 from tidal.config.rules import Rule, parse_rule
 from tidal.base.errors import ConfigError
 from tidal.registry import MODEL_REGISTRY, import_names
@@ -99,22 +101,34 @@ def hint_rules(builder: Callable[..., Any]) -> dict[str, Rule]:
 
     A size or shape (`*_size`, `*_sizes`, `*_shape`) must be positive: `hidden_sizes: Sequence[int]`
     gives list[int > 0]. Hints the grammar cannot say (a module, a callable) give no rule.
+    A hint `Annotated[..., ConfigRule(text, reason)]` states its rule outright (a flat shape's length).
     """
     target = builder.__init__ if inspect.isclass(builder) else builder
     try:
-        hints = typing.get_type_hints(target)
+        hints = typing.get_type_hints(target, include_extras=True)
     except Exception:  # an unresolvable forward reference: no hints, no rules
         return {}
     rules = {}
     for name, hint in hints.items():
         text = _hint_text(hint, positive=name.endswith(('_size', '_sizes', '_shape')))
         if name != 'return' and text is not None:
-            rules[name] = parse_rule(text)
+            stated = _stated_rule(hint)
+            rules[name] = dataclasses.replace(parse_rule(text), reason=stated.reason if stated else '')
     return rules
+
+
+def _stated_rule(hint: Any) -> Optional[ConfigRule]:
+    """The ConfigRule an `Annotated` hint carries, if any."""
+    if typing.get_origin(hint) is not Annotated:
+        return None
+    return next((item for item in hint.__metadata__ if isinstance(item, ConfigRule)), None)
 
 
 def _hint_text(hint: Any, positive: bool) -> Optional[str]:
     """The rule text of a type hint, or None if the grammar cannot express it."""
+    if typing.get_origin(hint) is Annotated:
+        stated = _stated_rule(hint)
+        return stated.text if stated is not None else _hint_text(typing.get_args(hint)[0], positive)
     if hint is type(None):
         return 'None'
     simple = {bool: 'bool', int: 'int > 0' if positive else 'int', float: 'float', str: 'str'}

@@ -128,6 +128,8 @@ class Rule:
 
     text: str
     alternatives: tuple[Alternative, ...]
+    #: Why the rule holds, appended to its error (a model's `ConfigRule` gives one); '' for none.
+    reason: str = ''
 
     def problem(self, value: Any, path: str) -> Optional[tuple[str, str, bool]]:
         """None if `value` keeps the rule, else (key path of the offending value, what it must be,
@@ -154,7 +156,8 @@ class Rule:
         where, expected, wrong_type = found
         bad = _lookup_item(value, path, where)
         got = ('None' if bad is None else f'{type(bad).__name__} ({bad!r})') if wrong_type else repr(bad)
-        raise ConfigError(f"config key '{where}' must be {expected}, got {got}")
+        because = f'; {self.reason}' if self.reason else ''
+        raise ConfigError(f"config key '{where}' must be {expected}, got {got}{because}")
 
     @property
     def allows_none(self) -> bool:

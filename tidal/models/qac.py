@@ -5,16 +5,19 @@ their outputs come stacked along a leading ensemble dimension.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence, Union
+from typing import Annotated, Any, Sequence, Union
 
 import torch
 import torch.nn as nn
 
+from tidal.base.defaults import ConfigRule
 from tidal.models.heads import DiscreteHead, GaussianHead
 from tidal.models.mlp import EnsembleMLP, mlp
 from tidal.registry import MODEL_REGISTRY
 
-Shape = Union[int, Sequence[int]]
+_FLAT_ONLY = 'MLP models take flat vectors (use an encoder model for images)'
+#: A flat vector's size, n or [n]; the rule lets the config compiler refuse an env's image shape early.
+Shape = Annotated[Union[int, Sequence[int]], ConfigRule('int > 0 or list[int > 0] of length 1', _FLAT_ONLY)]
 
 
 def flat_dim(shape: Shape) -> int:
@@ -23,7 +26,7 @@ def flat_dim(shape: Shape) -> int:
         return shape
     shape = list(shape)
     if len(shape) != 1:
-        raise ValueError(f'MLP models take flat vectors; got shape {shape} (use an encoder model for images)')
+        raise ValueError(f'{_FLAT_ONLY}; got shape {shape}')
     return int(shape[0])
 
 
