@@ -158,7 +158,7 @@ def test_config_show_prints_each_keys_rule():
     ('policy.model.actor_hidden_sizes=256',
      "config key 'policy.model.actor_hidden_sizes' must be list[int > 0], got int (256)"),
     ('policy.model.twin_critic=abc', "config key 'policy.model.twin_critic' must be bool, got str ('abc')"),
-    ('env.stop_value=abc', "config key 'env.stop_value' must be float or None, got str ('abc')"),
+    ('env.stop_value=abc', "config key 'env.stop_value' must be float in [-inf, inf] or None, got str ('abc')"),
     ('env.n_evaluator_episode=0', "config key 'env.n_evaluator_episode' must be in [1, 10_000], got 0"),
     ('env.n_evaluator_episode=100000', "config key 'env.n_evaluator_episode' must be in [1, 10_000], got 100000"),
     ('env.collector_env_num=100000', "config key 'env.collector_env_num' must be in [1, 4096], got 100000"),

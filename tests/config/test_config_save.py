@@ -1,8 +1,12 @@
 """save_config writes a YAML file that read_config + compile_config turn back into the same config."""
 from __future__ import annotations
 
+import math
 import os
 
+import pytest
+
+from tidal.base.errors import ConfigError
 from tidal.config import compile_config, read_config, save_config
 from tidal.config.yaml_io import load_yaml
 
@@ -47,3 +51,27 @@ def test_tuples_are_saved_as_lists(create_config, tmp_path):
     save_config(cfg, str(path))
     main, _ = read_config(str(path))
     assert main['env']['env_kwargs'] == {'size': [2, 3], 'extra': [1, 2]}
+
+
+PENDULUM_SAC = {'env': {'type': 'gym'}, 'policy': {'type': 'sac'}}
+
+
+@pytest.mark.parametrize('main, overrides', [
+    ({'env': {'env_id': 'Pendulum-v1', 'stop_value': float('inf')}}, ()),
+    ({'env': {'env_id': 'Pendulum-v1'}}, ['env.stop_value=inf']),
+    ({'env': {'env_id': 'Pendulum-v1'}}, ['env.stop_value=.inf']),
+    (load_yaml('env: {env_id: Pendulum-v1, stop_value: .inf}'), ()),
+])
+def test_infinite_stop_value_never_stops_and_survives_the_saved_config(tmp_path, main, overrides):
+    cfg = compile_config(main, PENDULUM_SAC, overrides=overrides)
+    assert cfg.env.stop_value == math.inf
+    path = tmp_path / 'config.yaml'
+    save_config(cfg, str(path))
+    assert 'stop_value: .inf' in path.read_text()
+    assert compile_config(*read_config(str(path))) == cfg
+
+
+def test_nan_stop_value_is_still_refused():
+    with pytest.raises(ConfigError) as err:
+        compile_config({'env': {'env_id': 'Pendulum-v1', 'stop_value': float('nan')}}, PENDULUM_SAC)
+    assert str(err.value) == "config key 'env.stop_value' must be a number (not NaN) or None, got nan"

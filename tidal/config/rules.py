@@ -107,7 +107,11 @@ class Alternative:
     def problem(self, value: Any, path: str) -> Optional[tuple[str, str, bool]]:
         """(key path, what it must be, wrong type) if `value`, of this alternative's type, breaks the rule."""
         if isinstance(value, float) and not math.isfinite(value):
-            if math.isnan(value) or not (self.bound and self.bound.allows_infinity(value)):
+            takes_infinity = self.bound is not None and (self.bound.allows_infinity(math.inf)
+                                                         or self.bound.allows_infinity(-math.inf))
+            if math.isnan(value):
+                return path, 'a number (not NaN)' if takes_infinity else 'finite', False
+            if not (self.bound and self.bound.allows_infinity(value)):
                 return path, 'finite', False
         if self.bound is not None and not self.bound.holds(value):
             return path, self.bound.expectation, False

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 _EXPONENT_FLOAT = re.compile(r'^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$')
+_INFINITY = re.compile(r'[-+]?(?:inf|infinity)', re.IGNORECASE)
 _FLOAT_TAG = 'tag:yaml.org,2002:float'
 
 
@@ -40,9 +41,12 @@ def dump_yaml(data: Any) -> str:
 
 
 def parse_scalar(text: str) -> Any:
-    """The value of a `--set KEY=VALUE` right-hand side; text that is not valid YAML stays a string."""
+    """The value of a `--set KEY=VALUE` right-hand side; text that is not valid YAML stays a string.
+    `inf` and `-inf` are floats as Python writes them, besides YAML's `.inf` (`env.stop_value=inf`)."""
     if not text.strip():
         return text
+    if _INFINITY.fullmatch(text.strip()):
+        return float(text)
     try:
         return load_yaml(text)
     except yaml.YAMLError:

@@ -51,7 +51,7 @@ class GymEnv:
         evaluator_env_num=1,
         # (int in [1, 10_000]) Episodes per evaluation.
         n_evaluator_episode=5,
-        # (float or None) Stop training once the mean eval return reaches this (None: never).
+        # (float in [-inf, inf] or None) Stop training once the mean eval return reaches this (None or inf: never).
         stop_value=None,
         # (bool) Rescale Box actions so the policy acts in [-1, 1].
         normalize_action=True,
