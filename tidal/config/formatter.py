@@ -1,8 +1,9 @@
 """A compiled config as commented YAML, for `tidal config show`."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
+from tidal.config.saver import header_lines, split_config
 from tidal.config.tree import join_path, to_plain
 from tidal.config.yaml_io import format_scalar
 
@@ -16,16 +17,34 @@ def format_config(cfg: Mapping, comments: Optional[Mapping[str, str]] = None) ->
     return '\n'.join(lines) + '\n'
 
 
-def _emit(node: Mapping, prefix: str, depth: int, comments: Mapping[str, str], lines: list[str]) -> None:
+_SHOW_TITLE = ('Resolved tidal config: every key with its value, rule and meaning. `tidal train FILE` runs it '
+               'as it is.')
+
+
+def format_run_config(cfg: Mapping, comments: Optional[Mapping[str, str]] = None, sources: Sequence[str] = ()) -> str:
+    """The config in the main_config / create_config layout that `tidal train` reads, each key's comment
+    above it and the layers it was made from at the top: `tidal config show NAME > my.yaml` runs."""
+    main, create = split_config(cfg)
+    comments = comments or {}
+    in_layout = {join_path(entry, path): text for entry in ('main_config', 'create_config')
+                 for path, text in comments.items()}
+    lines = header_lines(sources, _SHOW_TITLE)
+    _emit({'main_config': main, 'create_config': create}, '', 0, in_layout, lines, gap_depth=1)
+    return '\n'.join(lines) + '\n'
+
+
+def _emit(node: Mapping, prefix: str, depth: int, comments: Mapping[str, str], lines: list[str],
+          gap_depth: int = 0) -> None:
+    """Appends the YAML lines of `node`; a blank line goes before each section down to `gap_depth`."""
     indent = _INDENT * depth
     for key, value in node.items():
         path = join_path(prefix, key)
         is_section = isinstance(value, Mapping) and bool(value)
-        if depth == 0 and is_section and lines:
-            lines.append('')  # a blank line before each top-level section
+        if depth <= gap_depth and is_section and lines and not lines[-1].endswith(':'):
+            lines.append('')
         lines.extend(f'{indent}# {text}'.rstrip() for text in comments.get(path, '').splitlines())
         if is_section:
             lines.append(f'{indent}{format_scalar(key)}:')
-            _emit(value, path, depth + 1, comments, lines)
+            _emit(value, path, depth + 1, comments, lines, gap_depth)
         else:
             lines.append(f'{indent}{format_scalar(key)}: {format_scalar(value)}')

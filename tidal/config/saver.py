@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from tidal.config.tree import to_plain
 from tidal.config.yaml_io import dump_yaml
@@ -11,7 +11,16 @@ from tidal.config.yaml_io import dump_yaml
 #: Keys that belong to create_config: what to build, as opposed to how to run it.
 CREATE_KEYS = {'env': ('type', 'import_names'), 'env_manager': ('type',), 'policy': ('type', 'import_names')}
 
-_HEADER = '# Resolved tidal config: every key with its value in this run. Run it again with `tidal train`.\n'
+_HEADER = 'Resolved tidal config: every key with its value in this run. Run it again with `tidal train`.'
+
+
+def header_lines(sources: Sequence[str] = (), title: str = _HEADER) -> list[str]:
+    """The comment lines above a saved config: `title`, then the layers it was made from, in order."""
+    lines = [f'# {title}']
+    if sources:
+        lines.append("# Made from these layers, each merged over the ones before (and all over the classes' defaults):")
+        lines += [f'#   {source}' for source in sources]
+    return lines
 
 
 def split_config(cfg: Mapping) -> tuple[dict, dict]:
@@ -26,10 +35,11 @@ def split_config(cfg: Mapping) -> tuple[dict, dict]:
     return main, create
 
 
-def save_config(cfg: Mapping, path: str | os.PathLike[str]) -> None:
-    """Writes to a temporary file next to `path` and renames it, so a crash never leaves half a file."""
+def save_config(cfg: Mapping, path: str | os.PathLike[str], sources: Sequence[str] = ()) -> None:
+    """Writes to a temporary file next to `path` and renames it, so a crash never leaves half a file.
+    `sources` (the layers the config was made from) are recorded as comments at the top."""
     main, create = split_config(cfg)
-    text = _HEADER + dump_yaml({'main_config': main, 'create_config': create})
+    text = '\n'.join(header_lines(sources)) + '\n' + dump_yaml({'main_config': main, 'create_config': create})
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp_path = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp', dir=directory)

@@ -5,10 +5,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional, Sequence
+from typing import TYPE_CHECKING, NoReturn, Optional, Sequence
 
 from tidal.config.compiler import MAX_SEED
 from tidal.base.errors import TidalError
+
+if TYPE_CHECKING:
+    from tidal.config.layered import ConfigInput
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,9 +47,22 @@ def _positive(text: str) -> int:
 _SEED_HELP = "seed in [0, 2**63 - 1]; overrides the config's seed (default: the config's seed, else 0)"
 
 
+def _add_layers(p: argparse.ArgumentParser) -> None:
+    p.add_argument('--config', dest='layer_files', action='append', default=[], metavar='FILE',
+                   help='a YAML, JSON or .py file of a few keys merged over CONFIG (main_config/create_config, '
+                        'or main_config\'s keys alone); repeatable, applied in order, before --set')
+
+
+def _config_input(args: argparse.Namespace) -> 'ConfigInput':
+    """CONFIG, with the --config files layered over it when there are any."""
+    from tidal.config.layered import ConfigLayers
+    return ConfigLayers(args.config, tuple(args.layer_files)) if args.layer_files else args.config
+
+
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser('train', help='train a policy from a config file or zoo name')
     p.add_argument('config', help='config file (.py/.yaml/.json) or zoo config name, e.g. pendulum_sac')
+    _add_layers(p)
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--device', choices=['cpu', 'cuda', 'auto'], help='overrides policy.device')
     p.add_argument('--max-env-step', type=_positive, help='stop after this many env steps')
@@ -67,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('eval', help='evaluate a checkpoint with the policy\'s eval mode (policy.eval.deterministic)')
     p.add_argument('config')
+    _add_layers(p)
     p.add_argument('--ckpt', required=True, help='checkpoint file (ckpt/best.pt or ckpt/latest.pt of a run)')
     p.add_argument('--episodes', type=_positive, default=None,
                    help='episodes to run (default: env.n_evaluator_episode)')
@@ -83,8 +100,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('config', help='inspect configs')
     config_sub = p.add_subparsers(dest='config_command', required=True)
-    show = config_sub.add_parser('show', help='print the resolved config with the comments of its defaults')
+    show = config_sub.add_parser('show', help='print the resolved config with the comments of its defaults, '
+                                              'as a file `tidal train` runs')
     show.add_argument('config')
+    _add_layers(show)
     show.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
     show.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE')
 
@@ -135,13 +154,13 @@ def _train(args: argparse.Namespace) -> None:
         overrides.append(f'policy.device={args.device}')
     if args.exp_name:
         overrides.append(f'exp_name={args.exp_name}')
-    train(args.config, seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
+    train(_config_input(args), seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
           overrides=overrides, progress=not args.no_progress)
 
 
 def _eval(args: argparse.Namespace) -> None:
     from tidal.entry.evaluate import evaluate_checkpoint
-    result = evaluate_checkpoint(args.config, args.ckpt, episodes=args.episodes, seed=args.seed)
+    result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed)
     print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '
           f'(mean length {result.length_mean:.1f})')
 
@@ -160,9 +179,10 @@ def _list(what: str) -> None:
 
 
 def _config_show(args: argparse.Namespace) -> None:
-    from tidal.config import comments_for, compile_config, format_config, resolve_config_source
-    cfg = compile_config(*resolve_config_source(args.config), overrides=args.overrides)
-    print(format_config(cfg, comments_for(cfg)), end='')
+    from tidal.config import comments_for, format_run_config
+    from tidal.config.layered import load_layered
+    resolved = load_layered(_config_input(args), overrides=args.overrides)
+    print(format_run_config(resolved.cfg, comments_for(resolved.cfg), resolved.sources), end='')
 
 
 def _dispatch(args: argparse.Namespace) -> None:

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from easydict import EasyDict
 
@@ -14,7 +14,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.entry.run import Run
-from tidal.entry.setup import ConfigInput, load_config, new_run_folder
+from tidal.entry.setup import ConfigInput, load_config, load_layered, new_run_folder
 from tidal.policies.base import Policy
 from tidal.registry import feed_class, policy_class
 from tidal.worker.checkpoint import load_checkpoint
@@ -39,13 +39,14 @@ def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Opti
           entry_point: Optional[str] = None) -> Policy:
     """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
     refuses policies that another entry point trains."""
-    cfg = load_config(input_cfg, seed, overrides)
+    resolved = load_layered(input_cfg, seed, overrides)
     if entry_point is not None:
-        check_entry_point(cfg, entry_point)
-    return start_run(cfg, max_env_step, max_train_iter, progress)
+        check_entry_point(resolved.cfg, entry_point)
+    return start_run(resolved.cfg, max_env_step, max_train_iter, progress, resolved.sources)
 
 
-def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool) -> Policy:
+def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool,
+              sources: Sequence[str] = ()) -> Policy:
     """Make the run folder, save the resolved config in it and train the run shell with the policy's feed.
 
     If the run cannot be built (a bad config value found by a policy, an env that fails to start),
@@ -56,7 +57,7 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
     made: Union[Path, TidalError, None] = None
     if context.is_main:
         try:
-            made = new_run_folder(cfg, max_env_step, max_train_iter)
+            made = new_run_folder(cfg, max_env_step, max_train_iter, sources)
         except TidalError as err:
             made = err
     made = broadcast_object(context, made)  # every rank stops on rank 0's error, or runs in its folder

@@ -1,29 +1,23 @@
 """A run's config and folder: compiling the user's input and making the run folder (before any part is built)."""
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional, Sequence
 
 from easydict import EasyDict
 
 from tidal.base.errors import ConfigError, TidalError
-from tidal.config import compile_config, resolve_config_source, save_config
+from tidal.config import save_config
+from tidal.config.layered import ConfigInput, load_layered
 from tidal.worker.logger import write_summary
-
-ConfigInput = Union[str, os.PathLike, tuple]
 
 
 def load_config(input_cfg: ConfigInput, seed: Optional[int] = None, overrides: Iterable[str] = ()) -> EasyDict:
-    """Compile a config given as a file path, a zoo name or a (main_config, create_config) pair;
-    `seed` wins over the config's seed, which wins over 0."""
-    if isinstance(input_cfg, (tuple, list)):
-        main_config, create_config = input_cfg
-    else:
-        main_config, create_config = resolve_config_source(str(input_cfg))
-    return compile_config(main_config, create_config, seed=seed, overrides=overrides)
+    """Compile a config given as a file path, a zoo name, a (main_config, create_config) pair or a
+    ConfigLayers; `seed` wins over the config's seed, which wins over 0."""
+    return load_layered(input_cfg, seed, overrides).cfg
 
 
 def new_run_dir(exp_name: str) -> Path:
@@ -41,14 +35,15 @@ def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Opt
                           'max_train_iter or env.stop_value')
 
 
-def new_run_folder(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> Path:
+def new_run_folder(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int],
+                   sources: Sequence[str] = ()) -> Path:
     try:
         run_dir = new_run_dir(cfg.exp_name)
     except OSError as err:
         raise TidalError(f"cannot create the run folder '{cfg.exp_name}' (exp_name): {err.strerror or err}") from err
     try:
         # the config and the budget come first: a run killed before its first checkpoint can start again
-        save_config(cfg, run_dir / 'config.yaml')
+        save_config(cfg, run_dir / 'config.yaml', sources)
         write_summary(run_dir, {'outcome': 'starting', 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
     except OSError as err:
         shutil.rmtree(run_dir, ignore_errors=True)
