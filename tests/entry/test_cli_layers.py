@@ -1,6 +1,9 @@
 """`tidal config show NAME > x.yaml` runs as it is, and `--config FILE` layers a few keys over a zoo config."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 import tidal.entry.pipelines as pipelines
@@ -8,6 +11,7 @@ from tidal.config import read_config
 from tidal.entry.cli import main
 from tidal.entry.setup import load_config
 
+README = Path(__file__).resolve().parents[2] / 'README.md'
 A_FEW_KEYS = """\
 policy:
   random_collect_size: 500
@@ -57,15 +61,6 @@ def test_train_with_config_files_records_the_layers_in_config_yaml(tmp_path, mon
     assert read_config(str(saved))[1]['policy'] == {'type': 'sac', 'import_names': []}
 
 
-def test_config_show_layers_files_over_the_zoo_config(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / 'my.yaml').write_text(A_FEW_KEYS)
-    assert main(['config', 'show', 'pendulum_sac', '--config', 'my.yaml']) == 0
-    (tmp_path / 'shown.yaml').write_text(capsys.readouterr().out)
-    assert load_config('shown.yaml') == load_config('pendulum_sac', overrides=[
-        'policy.random_collect_size=500', 'policy.learn.batch_size=128', 'policy.learn.learning_rate_q=1e-3'])
-
-
 @pytest.mark.parametrize('command, options', [(['config', 'show'], []), (['train'], []),
                                              (['eval'], ['--ckpt', 'none.pt'])])
 def test_bad_key_in_a_config_file_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys, command, options):
@@ -75,3 +70,14 @@ def test_bad_key_in_a_config_file_is_one_line_naming_the_file(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert err == ("tidal: error: config file 'my.yaml': unknown config key 'policy.learn.batch_sise'; "
                    "did you mean 'policy.learn.batch_size'?\n")
+
+
+def test_readme_example_layers_its_keys_over_pendulum_sac(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    block = re.search(r'^```yaml\n# my\.yaml\n(.*?)^```$', README.read_text(), re.MULTILINE | re.DOTALL)
+    assert block, 'README has no my.yaml example'
+    (tmp_path / 'my.yaml').write_text(block.group(1))
+    assert main(['config', 'show', 'pendulum_sac', '--config', 'my.yaml']) == 0
+    (tmp_path / 'resolved.yaml').write_text(capsys.readouterr().out)
+    assert load_config('resolved.yaml') == load_config('pendulum_sac', overrides=[
+        'policy.random_collect_size=500', 'policy.learn.batch_size=128', 'policy.learn.learning_rate_q=1e-3'])
