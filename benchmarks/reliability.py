@@ -438,7 +438,8 @@ def parse_config_show(text: str) -> list[tuple[str, str, Any]]:
         while stack and stack[-1][0] >= indent:
             stack.pop()
         key, rest = match.group(1), match.group(2)
-        path = '.'.join([k for _, k in stack] + [key])
+        # show prints the main_config / create_config layout; a --set key is the path below the entry
+        path = '.'.join([k for _, k in stack][1:] + [key])
         if rest == '':
             stack.append((indent, key))
         else:
