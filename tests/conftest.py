@@ -1,7 +1,11 @@
-"""Shared test fixtures: a tiny deterministic env whose every value is known."""
+"""Shared test fixtures: a tiny deterministic env whose every value is known; a small disk to fill."""
 from __future__ import annotations
 
-from typing import Any, Callable
+import errno
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import gymnasium
 import numpy as np
@@ -61,6 +65,49 @@ def counter_env() -> Callable[..., GymEnv]:
     def build(**env_kwargs: Any) -> GymEnv:
         return GymEnv({'env_id': COUNTER_ID, 'env_kwargs': env_kwargs})
     return build
+
+
+class SmallDisk:
+    """A real filesystem of a few MiB at `path`: `fill()` leaves it (almost) full, so writes fail with
+    the ENOSPC a full disk gives, through every layer (torch's zip writer, tensorboardX's thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.filler = path / 'filler'
+
+    def fill(self, leave: int = 0) -> None:
+        """Write until the disk is full, then give back `leave` bytes."""
+        chunk = b'\0' * (1 << 16)
+        with open(self.filler, 'ab', buffering=0) as file:
+            try:
+                while True:
+                    file.write(chunk)
+            except OSError as err:
+                assert err.errno == errno.ENOSPC, err
+        if leave:
+            with open(self.filler, 'r+b') as file:
+                file.truncate(max(0, self.filler.stat().st_size - leave))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A 4 MiB tmpfs mounted under tmp_path; skipped where mounting is not allowed (it needs root, or
+    CAP_SYS_ADMIN in a container)."""
+    mount_point = tmp_path / 'disk'
+    mount_point.mkdir()
+    if not sys.platform.startswith('linux'):
+        pytest.skip('a small tmpfs to fill needs Linux')
+    try:
+        mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', str(mount_point)],
+                                 capture_output=True, text=True)
+    except OSError as err:
+        pytest.skip(f'cannot run mount to make a small disk to fill: {err}')
+    if mounted.returncode != 0:
+        pytest.skip(f'cannot mount a small tmpfs to fill (needs root): {mounted.stderr.strip()}')
+    try:
+        yield SmallDisk(mount_point)
+    finally:
+        subprocess.run(['umount', '--lazy', str(mount_point)], capture_output=True)
 
 
 def pytest_configure(config) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import re
 
 import pytest
 import torch
@@ -9,6 +10,7 @@ import torch
 from tidal import serial_pipeline
 from tidal.entry.run import RunFolderError
 from tidal.base.errors import CheckpointError, TidalError
+from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.logger import RunLogger
 
 SHORT = ['policy.random_collect_size=20', 'policy.learn.batch_size=8', 'env.n_evaluator_episode=1',
@@ -47,3 +49,19 @@ def test_read_only_run_folder_is_one_line_and_removes_the_new_folder(tmp_path, m
     with pytest.raises(TidalError, match=f"cannot write the run folder '{tmp_path / 'run'}': Read-only file system"):
         train(tmp_path)
     assert not (tmp_path / 'run').exists()
+
+
+
+@pytest.mark.parametrize('leave', [0, 16 * 1024, 32 * 1024, 64 * 1024])
+def test_a_real_full_disk_ends_the_run_in_one_line_whichever_file_fills_it(small_disk, capsys, leave):
+    """The disk fills while writing config.yaml, a checkpoint, log.txt, evals.csv, the events or the plot."""
+    small_disk.fill(leave)
+    with pytest.raises(TidalError) as caught:
+        train(small_disk.path)
+    run = small_disk.path / 'run'
+    assert re.fullmatch(f"cannot write (the run folder|to the run folder|checkpoint) '{re.escape(str(run))}[^']*': "
+                        f"No space left on device( \\('.*'\\))?", str(caught.value))
+    assert 'Traceback' not in capsys.readouterr().err
+    assert not list(small_disk.path.rglob('*.tmp'))
+    for checkpoint in (run / 'ckpt').glob('*.pt'):  # those written before the disk filled load as they were
+        load_checkpoint(checkpoint)

@@ -174,6 +174,42 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     assert torch.equal(load_checkpoint(path)['w'], torch.ones(2))
 
 
+def test_a_real_full_disk_is_one_line_keeps_the_previous_checkpoint_and_leaves_no_partial_file(small_disk):
+    path = save_checkpoint({'w': torch.ones(1000)}, small_disk.path / 'ckpt' / 'latest.pt')
+    small_disk.fill(leave=64 * 1024)
+    with pytest.raises(CheckpointError) as info:  # torch reports it as a RuntimeError from its zip writer
+        save_checkpoint({'w': torch.zeros(1 << 18)}, path)
+    assert str(info.value) == f"cannot write checkpoint '{path}': No space left on device"
+    assert [p.name for p in path.parent.iterdir()] == ['latest.pt']
+    assert torch.equal(load_checkpoint(path)['w'], torch.ones(1000))
+
+
+def test_torch_zip_writer_failure_is_named_by_the_write_error_under_it(tmp_path, monkeypatch):
+    def zip_writer_fails(obj, file):
+        file.write(b'PK partial')
+        try:
+            raise OSError(errno.ENOSPC, 'No space left on device')
+        except OSError:  # what torch.save raises while handling its file's write error
+            raise RuntimeError('[enforce fail at inline_container.cc:672] . unexpected pos 827072 vs 826960')
+
+    monkeypatch.setattr(torch, 'save', zip_writer_fails)
+    with pytest.raises(CheckpointError) as info:
+        save_checkpoint({'w': torch.ones(2)}, tmp_path / 'latest.pt')
+    assert str(info.value) == f"cannot write checkpoint '{tmp_path / 'latest.pt'}': No space left on device"
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_runtime_error_that_is_no_write_failure_is_not_hidden(tmp_path, monkeypatch):
+    def bug(obj, file):
+        raise RuntimeError('a bug in a tensor')
+
+    monkeypatch.setattr(torch, 'save', bug)
+    with pytest.raises(RuntimeError, match='^a bug in a tensor$'):
+        save_checkpoint({'w': torch.ones(2)}, tmp_path / 'latest.pt')
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason='root writes into read-only folders')
 def test_read_only_folder_is_one_line(tmp_path):
     tmp_path.chmod(0o500)

@@ -1,6 +1,8 @@
 """The run logger's files: a resumed TensorBoard writer never reopens the killed process's file; evals.csv's
-columns."""
+columns; a full disk."""
 import csv
+import errno
+import threading
 
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import EVAL_COLUMNS
@@ -45,3 +47,34 @@ def test_a_resumed_older_run_appends_in_the_columns_of_its_evals_csv(tmp_path):
     with open(tmp_path / 'evals.csv', newline='') as f:
         rows = list(csv.reader(f))
     assert rows == [old_columns, ['0', '0', '0.0', '-10.0', '1.0', '200'], ['100', '1', '1.5', '-5.0', '0.5', '200.0']]
+
+
+def test_a_full_disk_raises_in_the_callers_thread_and_never_in_tensorboards(small_disk, monkeypatch):
+    thread_errors = []
+    monkeypatch.setattr(threading, 'excepthook', thread_errors.append)
+    logger = RunLogger(small_disk.path / 'run')
+    small_disk.fill()
+    caught = []
+
+    def log_on_a_full_disk():
+        # more events than tensorboardX's file buffer takes, so its thread writes (and fails) on its own, and
+        # more than its queue holds, which a dead writer thread would leave blocking
+        for step in range(200):
+            for write in (lambda: logger.scalars('train', {f'loss_{i}': 1.0 for i in range(4)}, step, step),
+                          lambda: logger.evaluation({**EVAL_ROW, 'collect_return_mean': 1.0})):
+                try:
+                    write()
+                except OSError as err:
+                    caught.append(err.errno)
+        for write in (lambda: logger.position(200), logger.close):
+            try:
+                write()
+            except OSError as err:
+                caught.append(err.errno)
+
+    worker = threading.Thread(target=log_on_a_full_disk, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), 'logging blocked on a full disk'
+    assert thread_errors == []
+    assert len(caught) == 402 and set(caught) == {errno.ENOSPC}

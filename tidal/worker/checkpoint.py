@@ -51,13 +51,30 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> Path:
             os.fsync(file.fileno())
         os.replace(tmp, path)
         _sync_folder(path.parent)
-    except OSError as err:
+    except (OSError, RuntimeError) as err:
         _remove(tmp)
-        raise CheckpointError(f"cannot write checkpoint '{path}': {err.strerror or err}") from None
+        reason = _write_failure(err)
+        if reason is None:
+            raise
+        raise CheckpointError(f"cannot write checkpoint '{path}': {reason}") from None
     except BaseException:
         _remove(tmp)
         raise
     return path
+
+
+def _write_failure(err: BaseException) -> str | None:
+    """Why writing failed, or None when `err` is no write failure. torch.save reports a full disk as a
+    RuntimeError from its zip writer ('[enforce fail at inline_container.cc...] unexpected pos') raised
+    while handling the OSError of the file's write; the OSError says what happened."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, OSError):
+            return cause.strerror or str(cause)
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(err, RuntimeError) and 'inline_container' in str(err):
+        return f"torch's archive writer failed ({str(err).splitlines()[0]})"
+    return None
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 'cpu') -> dict[str, Any]:

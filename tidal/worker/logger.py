@@ -14,7 +14,7 @@ import os
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from tensorboardX import SummaryWriter
 
@@ -45,8 +45,38 @@ class RunLogger:
         earlier = len(list((self.run_dir / 'log').glob('events.out.tfevents.*')))
         self._writer = SummaryWriter(str(self.run_dir / 'log'), purge_step=purge_step, flush_secs=FLUSH_SECS,
                                      filename_suffix=f'.{earlier}')
+        self._event_error: Optional[OSError] = None
+        self._guard_event_writes()
         self._writer.flush()  # the event file holds its header from the start, never 0 bytes
+        self._raise_event_error()
         self._text = open(self._text_path, 'a', buffering=1, encoding='utf-8')
+
+    def _guard_event_writes(self) -> None:
+        """tensorboardX writes events from a thread: on a full disk that thread would die printing a
+        traceback, and the next events would block forever on its full queue. The writes it makes are
+        wrapped so that an OSError is kept for the run's thread (`_raise_event_error`) and later events are
+        dropped, while the thread lives on to drain its queue."""
+        for file_writer in self._writer.all_writers.values():
+            events = file_writer.event_writer._ev_writer
+            for name in ('write_event', 'flush'):
+                setattr(events, name, self._guarded(getattr(events, name), events._file_name))
+
+    def _guarded(self, write: Callable[..., Any], file_name: str) -> Callable[..., Any]:
+        def guarded(*args: Any) -> Any:
+            if self._event_error is not None:
+                return None  # the file failed before: what is still queued is lost
+            try:
+                return write(*args)
+            except OSError as err:
+                self._event_error = OSError(err.errno, err.strerror, file_name)
+                return None
+        return guarded
+
+    def _raise_event_error(self) -> None:
+        """The event file's write error, in the run's thread, where the run turns it into one line."""
+        if self._event_error is not None:
+            err = self._event_error
+            raise OSError(err.errno, err.strerror, err.filename)
 
     def info(self, message: str) -> None:
         self._text.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}\n")
@@ -57,6 +87,7 @@ class RunLogger:
         self._text.write(''.join(traceback.format_exception(type(err), err, err.__traceback__)))
 
     def scalars(self, prefix: str, values: Mapping[str, float], env_step: int, train_iter: int) -> None:
+        self._raise_event_error()
         for key, value in values.items():
             self._writer.add_scalar(f'{prefix}/{key}', value, env_step)
         self.info(f'{prefix} @ env step {env_step}, iter {train_iter}: '
@@ -81,21 +112,34 @@ class RunLogger:
         """How far the logs reach now: saved with a checkpoint, handed back as `resume_from`."""
         self._text.flush()
         self._writer.flush()
+        self._raise_event_error()
         return {'env_step': env_step, 'text_bytes': _size(self._text_path), 'evals_bytes': _size(self._evals_path)}
 
     def summary(self, values: Mapping[str, Any]) -> None:
         write_summary(self.run_dir, values)
 
     def close(self) -> None:
-        self._text.close()
+        """Close the text log and the event files; on a full disk both still close, then the first error
+        is raised."""
+        errors: list[OSError] = []
+        try:
+            self._text.close()
+        except OSError as err:
+            errors.append(err)
         try:
             self._writer.close()
-        except OSError:
+        except OSError as err:
             # a full disk or read-only folder: the events cannot be written any more. Mark the event
             # files closed, or tensorboardX retries at interpreter exit and prints a traceback.
             for file_writer in self._writer.all_writers.values():
                 file_writer.event_writer._closed = True
-            raise
+            errors.append(err)
+        try:
+            self._raise_event_error()
+        except OSError as err:
+            errors.append(err)
+        if errors:
+            raise errors[0]
 
 
 def write_summary(run_dir: str | os.PathLike, values: Mapping[str, Any]) -> None:
