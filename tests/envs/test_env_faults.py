@@ -43,9 +43,9 @@ class FaultyEnv(gymnasium.Env):
 gymnasium.register(FAULTY_ID, entry_point=FaultyEnv)
 
 
-def manager(fault, num_envs=2, at=3):
+def manager(fault, num_envs=2, at=3, manager_type='base'):
     env = GymEnv({'env_id': FAULTY_ID, 'env_kwargs': {'fault': fault, 'at': at}})
-    envs = make_env_manager(env.make, 'base', num_envs, FAULTY_ID, 'collector')
+    envs = make_env_manager(env.make, manager_type, num_envs, FAULTY_ID, 'collector')
     envs.reset(seed=0)
     return envs
 
@@ -81,3 +81,35 @@ def test_training_on_a_faulty_env_stops_and_logs_the_traceback(tmp_path, capsys)
     log = (tmp_path / 'faulty' / 'log.txt').read_text()
     assert 'Traceback (most recent call last)' in log
     assert 'run ended (stopped: env' in capsys.readouterr().out
+
+
+def test_an_env_raising_in_a_worker_process_is_one_line_without_the_workers_traceback(capfd):
+    envs = manager('raise', at=1, manager_type='subprocess')
+    try:
+        with pytest.raises(EnvError) as caught:
+            envs.step(np.zeros((2, 1), np.float32))
+    finally:
+        envs.close()
+    assert str(caught.value) == (f"env '{FAULTY_ID}' (collector envs) raised RuntimeError in step 1 of its episode: "
+                                 f"the simulator lost its state")
+    printed = capfd.readouterr()
+    assert 'Traceback' not in printed.err + printed.out and 'lost its state' not in printed.err
+    # the workers' tracebacks stay on the cause, for the run's log file
+    notes = caught.value.__cause__.__notes__
+    assert [note.split(':', 1)[0] for note in notes] == ['worker process of env 0', 'worker process of env 1']
+    assert all('in step' in note and note.endswith('RuntimeError: the simulator\nlost its state') for note in notes)
+
+
+def test_a_run_keeps_the_worker_traceback_in_its_log_file(tmp_path, capfd):
+    main_config = {'env': {'env_id': FAULTY_ID, 'env_kwargs': {'fault': 'raise', 'at': 30}, 'stop_value': None},
+                   'env_manager': {'type': 'subprocess'},
+                   'policy': {'random_collect_size': 10, 'learn': {'batch_size': 8},
+                              'model': {'actor_hidden_sizes': [8], 'critic_hidden_sizes': [8]}},
+                   'exp_name': str(tmp_path / 'faulty')}
+    create_config = {'env': {'type': 'gym'}, 'policy': {'type': 'sac'}}
+    with pytest.raises(EnvError, match='raised RuntimeError in step 30 of its episode: the simulator lost its state'):
+        serial_pipeline((main_config, create_config), max_env_step=100, progress=False)
+    assert 'Traceback' not in capfd.readouterr().err
+    log = (tmp_path / 'faulty' / 'log.txt').read_text()
+    assert 'worker process of env 0: Traceback (most recent call last)' in log
+    assert "raise RuntimeError('the simulator\\nlost its state')" in log

@@ -13,12 +13,13 @@ vector, and episode returns add up the scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import gymnasium
 import numpy as np
 import torch
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
@@ -265,7 +266,34 @@ class SubprocessEnvManager(EnvManager):
         super().__init__(env_fns, **kwargs)
 
     def _make_vector_env(self, env_fns: list[EnvFn]) -> SyncVectorEnv | AsyncVectorEnv:
-        return AsyncVectorEnv(env_fns, context=self._context, autoreset_mode=AutoresetMode.SAME_STEP)
+        return QuietAsyncVectorEnv(env_fns, context=self._context, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+class QuietAsyncVectorEnv(AsyncVectorEnv):
+    """gymnasium's AsyncVectorEnv, except that a worker's error comes back without being printed.
+
+    gymnasium logs each failed worker's traceback to stderr before raising, which buried the run's
+    one-line error under some 35 lines. Here the worker's traceback rides on the exception as a note:
+    a run writes it to its log file (`log.txt`) with the run's own traceback, and the terminal shows
+    the one line.
+    """
+
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
+        successes = list(successes)
+        if all(successes):
+            return
+        failed = []
+        for _ in range(len(successes) - sum(successes)):
+            index, error_type, error, trace = self.error_queue.get()
+            self.parent_pipes[index].close()
+            self.parent_pipes[index] = None  # the worker has shut down
+            failed.append((index, error_type, error, trace))
+        self._state = AsyncState.DEFAULT
+        index, error_type, error, trace = failed[-1]
+        raised = error if isinstance(error, BaseException) else error_type(error)
+        for other, _, _, other_trace in failed:
+            raised.add_note(f'worker process of env {other}: {other_trace.rstrip()}')
+        raise raised
 
 
 def make_env_manager(env_fn: EnvFn, manager_type: str, num_envs: int, name: str = 'env',
