@@ -1,11 +1,12 @@
 """Short runs of the off-policy pipeline from Python: repeatability and the less common wiring."""
 import csv
 import json
+import shutil
 
 import pytest
 import torch
 
-from tidal import serial_pipeline
+from tidal import Policy, RunResult, serial_pipeline
 from tidal.entry.pipelines import resume
 from tidal.config import resolve_config_source
 from tidal.base.errors import ConfigError
@@ -34,6 +35,33 @@ def test_same_seed_gives_the_same_weights(tmp_path):
     other = weights(train(tmp_path, 'c', seed=4))
     assert all(torch.equal(x, y) for x, y in zip(first, second))
     assert not all(torch.equal(x, y) for x, y in zip(first, other))
+
+
+def test_the_result_gives_the_policy_the_run_folder_and_its_eval_history(tmp_path):
+    result = train(tmp_path, 'result', overrides=['policy.eval.evaluator.eval_freq=20'])
+    assert isinstance(result, RunResult) and isinstance(result.policy, Policy)
+    assert result.run_dir == tmp_path / 'result'
+    with open(result.run_dir / 'evals.csv', newline='') as file:
+        rows = list(csv.DictReader(file))
+    assert len(result.evals) == len(rows) >= 2
+    assert [(row['env_step'], row['train_iter']) for row in result.evals] == [
+        (int(row['env_step']), int(row['train_iter'])) for row in rows]
+    assert [row['return_mean'] for row in result.evals] == [float(row['return_mean']) for row in rows]
+    assert result.evals[-1]['env_step'] == 120
+    # callers that took the result for the policy keep working
+    assert result.cfg is result.policy.cfg and result.model is result.policy.model
+    assert result.eval_mode.forward(torch.zeros(1, 3))['action'].shape == (1, 1)
+    with pytest.raises(AttributeError, match='no_such_thing'):
+        result.no_such_thing
+
+
+def test_resume_gives_a_result_too(tmp_path):
+    first = train(tmp_path, 'again', overrides=['policy.eval.evaluator.eval_freq=20'], steps=90)
+    shutil.rmtree(first.run_dir / 'ckpt')  # as if killed before its first checkpoint: resume starts it again
+    again = resume(first.run_dir, progress=False)
+    assert isinstance(again, RunResult) and again.run_dir == first.run_dir
+    returns = [(row['env_step'], row['return_mean']) for row in first.evals]
+    assert returns and [(row['env_step'], row['return_mean']) for row in again.evals] == returns
 
 
 def test_prioritized_replay_and_vector_envs_run(tmp_path):

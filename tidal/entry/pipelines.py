@@ -13,9 +13,9 @@ from easydict import EasyDict
 from tidal.base.device import policy_device
 from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
+from tidal.entry.result import RunResult
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, load_config, load_layered, new_run_folder
-from tidal.policies.base import Policy
 from tidal.registry import feed_class, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.distributed import broadcast_object, init_distributed
@@ -36,7 +36,7 @@ def check_entry_point(cfg: EasyDict, entry_point: str) -> None:
 
 def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
-          entry_point: Optional[str] = None) -> Policy:
+          entry_point: Optional[str] = None) -> RunResult:
     """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
     refuses policies that another entry point trains."""
     resolved = load_layered(input_cfg, seed, overrides)
@@ -46,7 +46,7 @@ def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Opti
 
 
 def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool,
-              sources: Sequence[str] = ()) -> Policy:
+              sources: Sequence[str] = ()) -> RunResult:
     """Make the run folder, save the resolved config in it and train the run shell with the policy's feed.
 
     If the run cannot be built (a bad config value found by a policy, an env that fails to start),
@@ -75,10 +75,10 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
         if context.is_main:
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    return run.train()
+    return RunResult.of_run(run.train(), run_dir)
 
 
-def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy]:
+def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[RunResult]:
     """Continue a run from its folder: its saved config and its latest checkpoint.
 
     A run that already ended (its budget or stop value reached) is left as it is: None is returned.
@@ -101,10 +101,10 @@ def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[Policy
         return None
     run = Run(cfg, run_dir, run_feed(cfg), state['max_env_step'], state['max_train_iter'], progress,
               resume_state=state)
-    return run.train()
+    return RunResult.of_run(run.train(), run_dir)
 
 
-def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> Policy:
+def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> RunResult:
     """A run killed while it started, before its first checkpoint: run it again from the beginning,
     which with the same config and seed is the run it would have been."""
     try:
@@ -119,4 +119,4 @@ def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> Policy:
         (run_dir / partial).unlink(missing_ok=True)
     shutil.rmtree(run_dir / 'log', ignore_errors=True)
     shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
-    return Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train()
+    return RunResult.of_run(Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train(), run_dir)

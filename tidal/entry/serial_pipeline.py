@@ -1,17 +1,20 @@
 """The serial entry points, one per kind of data feed, as DI-engine names them. Each refuses a policy whose
-feed another entry point trains (`FeedSpec.entry_point`), naming that one; `tidal train` picks it itself."""
+feed another entry point trains (`FeedSpec.entry_point`), naming that one; `tidal train` picks it itself.
+
+Each returns a `RunResult`: the trained policy, the run folder and its eval history; it also answers
+for the policy (`result.eval_mode`), as the Policy these entry points once returned did."""
 from __future__ import annotations
 
 from typing import Iterable, Optional
 
 from tidal.entry.pipelines import train
+from tidal.entry.result import RunResult
 from tidal.entry.setup import ConfigInput
-from tidal.policies.base import Policy
 
 
 def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                     max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
-                    progress: bool = True) -> Policy:
+                    progress: bool = True) -> RunResult:
     """Train an off-policy algorithm from a config path, zoo name or (main, create) pair.
 
     `seed` overrides the config's `seed` key; without either the run uses seed 0.
@@ -21,7 +24,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_
 
 def serial_pipeline_onpolicy(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                              max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
-                             progress: bool = True) -> Policy:
+                             progress: bool = True) -> RunResult:
     """Train an on-policy algorithm (PPO, PPG) from a config path, zoo name or (main, create) pair.
 
     Each step collects `policy.collect.n_sample` env steps and learns from them for
@@ -33,7 +36,7 @@ def serial_pipeline_onpolicy(input_cfg: ConfigInput, seed: Optional[int] = None,
 
 def serial_pipeline_sqil(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                          max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
-                         progress: bool = True) -> Policy:
+                         progress: bool = True) -> RunResult:
     """Train a demonstration-driven policy (e.g. 'sqil_sac') from a config path, zoo name or pair."""
     return train(input_cfg, seed, max_env_step, max_train_iter, overrides, progress,
                  entry_point='serial_pipeline_sqil')
@@ -41,7 +44,7 @@ def serial_pipeline_sqil(input_cfg: ConfigInput, seed: Optional[int] = None, max
 
 def serial_pipeline_muzero(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                            max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
-                           progress: bool = True) -> Policy:
+                           progress: bool = True) -> RunResult:
     """Train MuZero from a config path, zoo name or (main, create) pair.
 
     Each step collects `policy.collect.n_sample` env steps into a trajectory buffer and makes

@@ -286,7 +286,9 @@ class QuietAsyncVectorEnv(AsyncVectorEnv):
         for _ in range(len(successes) - sum(successes)):
             index, error_type, error, trace = self.error_queue.get()
             self.parent_pipes[index].close()
-            self.parent_pipes[index] = None  # the worker has shut down
+            # the worker has shut down; gymnasium marks its pipe None, as its own error path does (its
+            # type says list of connections, its close() skips the None)
+            self.parent_pipes[index] = None  # type: ignore[call-overload]
             failed.append((index, error_type, error, trace))
         self._state = AsyncState.DEFAULT
         index, error_type, error, trace = failed[-1]

@@ -1,0 +1,48 @@
+"""What a training entry point gives back: the trained Policy, its run folder and the eval history.
+
+Callers that used the result as the Policy itself (`policy.eval_mode`, `policy.model`) keep working:
+attributes the result does not have come from the policy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tidal.policies.base import Policy
+from tidal.worker.plot import read_evals
+
+#: evals.csv columns that count, read back as ints; the others are floats.
+_COUNT_COLUMNS = ('env_step', 'train_iter')
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The outcome of `serial_pipeline` and its siblings (and of `resume`).
+
+    `evals` holds the rows of `<run_dir>/evals.csv` as numbers, oldest first, e.g.
+    `{'env_step': 5000, 'train_iter': 4000, 'return_mean': -160.2, ...}`.
+    """
+
+    policy: Policy
+    run_dir: Path
+    evals: list[dict[str, float]] = field(default_factory=list)
+
+    @classmethod
+    def of_run(cls, policy: Policy, run_dir: Path) -> RunResult:
+        return cls(policy, Path(run_dir), read_eval_rows(Path(run_dir)))
+
+    def __getattr__(self, name: str) -> Any:
+        """The policy's attribute: the result stands in for the Policy that entry points used to return."""
+        if name == 'policy':  # not set yet (copying, unpickling): no policy to ask
+            raise AttributeError(name)
+        return getattr(self.policy, name)
+
+
+def read_eval_rows(run_dir: Path) -> list[dict[str, float]]:
+    """The rows of a run's evals.csv; none where the run made no evaluation (so wrote no file)."""
+    if not (run_dir / 'evals.csv').is_file():
+        return []
+    columns = read_evals(run_dir)
+    return [{key: int(value) if key in _COUNT_COLUMNS else value for key, value in zip(columns, row)}
+            for row in zip(*columns.values())]
