@@ -1,6 +1,11 @@
-"""DI-engine zoo-style config files (tests/config/ding_configs) train unchanged for 200 env steps.
+"""DI-engine zoo-style config files (tests/config/ding_configs) run unchanged through DI-engine's command form.
 
-Each run is a subprocess of the CLI, as a user would start it; the files carry their own tiny settings.
+The files are whole, as a DI-engine user writes them (dizoo import names, torch modules, `__main__` blocks
+that import ding.entry); the command's budget keeps each run short: the config's own random warm-up, then
+STEPS env steps. MuJoCo and Box2D configs, whose evaluations of 1000-step episodes would cost more than the
+training, run as `tidal train FILE` with one evaluation episode set on the command line. Runs go through
+the CLI's `main` in this process (a subprocess per run would spend more time importing torch than
+training); one test runs the command in a subprocess as a user would.
 """
 from __future__ import annotations
 
@@ -11,63 +16,174 @@ from pathlib import Path
 
 import pytest
 
+from tidal.config import read_config
+from tidal.entry.cli import main as tidal_main
+
 DING_CONFIGS = Path(__file__).parent / 'ding_configs'
 STEPS = 200
 
-#: config file -> (exp_name it sets, module it needs)
+#: config file -> (DI-engine mode, module it needs, policy type tidal runs)
 RUNS = {
-    'pendulum_sac_config.py': ('pendulum_sac_seed0', None),
-    'cartpole_discrete_sac_config.py': ('cartpole_discrete_sac_seed0', None),
-    'lunarlander_discrete_sac_config.py': ('lunarlander_discrete_sac_seed0', 'Box2D'),
-    'lunarlander_cont_sac_config.py': ('lunarlander_cont_sac_seed0', 'Box2D'),
-    'bipedalwalker_sac_config.py': ('bipedalwalker_sac_seed0', 'Box2D'),
-    'hopper_sac_config.py': ('hopper_sac_seed0', 'mujoco'),
-    'mountain_car_discrete_sac_config.py': ('mountain_car_discrete_sac_seed0', None),
-    'cartpole_ppo_config.py': ('cartpole_ppo_seed0', None),
-    'pendulum_ppo_config.py': ('pendulum_ppo_seed0', None),
-    'acrobot_ppo_config.py': ('acrobot_ppo_seed0', None),
+    'pendulum_sac_config.py': ('serial', None, 'sac'),
+    'lunarlander_cont_sac_config.py': ('serial', 'Box2D', 'sac'),
+    'bipedalwalker_sac_config.py': ('serial', 'Box2D', 'sac'),
+    'hopper_sac_config.py': ('serial', 'mujoco', 'sac'),
+    'halfcheetah_sac_config.py': ('serial', 'mujoco', 'sac'),
+    'walker2d_sac_config.py': ('serial', 'mujoco', 'sac'),
+    'cartpole_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
+    'lunarlander_discrete_sac_config.py': ('serial', 'Box2D', 'discrete_sac'),
+    'mountain_car_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
+    'acrobot_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
+    'ptz_simple_spread_masac_config.py': ('serial', 'mpe2', 'discrete_sac'),
+    'ptz_simple_spread_masac_continuous_config.py': ('serial', 'mpe2', 'sac'),
+    'cartpole_ppo_config.py': ('serial_onpolicy', None, 'ppo'),
+    'pendulum_ppo_config.py': ('serial_onpolicy', None, 'ppo'),
+    'acrobot_ppo_config.py': ('serial_onpolicy', None, 'ppo'),
+    'mountain_car_ppo_config.py': ('serial_onpolicy', None, 'ppo'),
+    'lunarlander_ppo_config.py': ('serial_onpolicy', 'Box2D', 'ppo'),
+    'bipedalwalker_ppo_config.py': ('serial_onpolicy', 'Box2D', 'ppo'),
+    'hopper_onppo_config.py': ('serial_onpolicy', 'mujoco', 'ppo'),
+    'halfcheetah_onppo_config.py': ('serial_onpolicy', 'mujoco', 'ppo'),
+    'walker2d_onppo_config.py': ('serial_onpolicy', 'mujoco', 'ppo'),
+    'cartpole_ppg_config.py': ('serial_onpolicy', None, 'ppg'),
+    'acrobot_ppg_config.py': ('serial_onpolicy', None, 'ppg'),
+    'pendulum_ppg_config.py': ('serial_onpolicy', None, 'ppg'),
+}
+#: SQIL config -> the expert config whose run records its demonstrations
+SQIL_RUNS = {'pendulum_sqil_sac_config.py': 'pendulum_sac_config.py',
+             'hopper_sqil_sac_config.py': 'hopper_sac_config.py'}
+#: config file -> the start of its one-line refusal
+REFUSED = {
+    'cartpole_ppg_offpolicy_config.py': "tidal: error: DI-engine policy type 'ppg_offpolicy' is not supported: "
+                                        "DI-engine's off-policy PPG replays the policy phase from a buffer; tidal's "
+                                        "PPG is on-policy: set create_config.policy.type='ppg' and run it with "
+                                        "tidal -m serial_onpolicy",
+    'pong_ppo_config.py': "tidal: error: DI-engine env type 'atari' (env.env_id 'PongNoFrameskip-v4') is not "
+                          "supported: DI-engine's Atari wrappers",
 }
 
 
-def tidal(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'tidal', *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+SMALL_EVAL = ('--set', 'env.evaluator_env_num=1', '--set', 'env.n_evaluator_episode=1')
 
 
-def assert_trained(run: subprocess.CompletedProcess, run_dir: Path) -> None:
-    assert run.returncode == 0, run.stderr
-    assert json.loads((run_dir / 'summary.json').read_text())['env_step'] == STEPS
-    warnings = [line for line in run.stderr.splitlines() if line.startswith('tidal: warning: ')]
-    assert warnings and len(warnings) == len(set(warnings))  # each DI-engine key said once
-    assert not [line for line in run.stderr.splitlines() if 'tidal: error' in line or 'Traceback' in line]
+def budget(name: str) -> int:
+    """The config's random warm-up (which the run needs before its first update) and STEPS more."""
+    main_config, _ = read_config(str(DING_CONFIGS / name))
+    return main_config['policy'].get('random_collect_size', 0) + STEPS
+
+
+def run_cli(*args: str) -> tuple[int, list[str]]:
+    """(exit code, stderr lines) of `tidal ARGS`, run in this process."""
+    with pytest.MonkeyPatch.context() as patch:
+        captured: list[str] = []
+        patch.setattr(sys, 'stderr', _Lines(captured))
+        code = tidal_main(list(args))
+    return code, ''.join(captured).splitlines()
+
+
+class _Lines:
+    """A stderr that keeps what is written (the CLI's own error and summary lines)."""
+
+    def __init__(self, sink: list[str]) -> None:
+        self.sink = sink
+
+    def write(self, text: str) -> int:
+        self.sink.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.fixture(scope='module')
+def runs(tmp_path_factory):
+    """Runs each config once on first use: {config file: (run folder, stderr lines)}."""
+    folder = tmp_path_factory.mktemp('ding_runs')
+    done: dict[str, tuple[Path, list[str]]] = {}
+
+    def run(name: str) -> tuple[Path, list[str]]:
+        if name not in done:
+            mode, needs, _ = RUNS[name]
+            if needs:
+                pytest.importorskip(needs)
+            if needs in ('mujoco', 'Box2D'):
+                command = ['train', str(DING_CONFIGS / name), '--max-env-step', str(budget(name)), *SMALL_EVAL]
+            else:
+                command = ['-m', mode, '-c', str(DING_CONFIGS / name), '-s', '0', '--env-step', str(budget(name))]
+            with pytest.MonkeyPatch.context() as patch:
+                patch.chdir(folder)
+                code, lines = run_cli(*command, '--no-progress')
+            assert code == 0, '\n'.join(lines)
+            exp_name = read_config(str(DING_CONFIGS / name))[0]['exp_name']
+            done[name] = (folder / exp_name, lines)
+        return done[name]
+    return run
+
+
+def assert_ran_with_one_summary_line(run_dir: Path, lines: list[str], steps: int, policy_type: str) -> None:
+    assert json.loads((run_dir / 'summary.json').read_text())['env_step'] >= steps
+    summary = [line for line in lines if 'DI-engine key' in line]
+    assert len(summary) == 1 and summary[0].endswith(f"see {run_dir.name}/ding_mapping.txt"), lines
+    assert not [line for line in lines if 'warning' in line or 'Traceback' in line or 'error' in line]
+    table = (run_dir / 'ding_mapping.txt').read_text()
+    assert f"(policy type '{policy_type}')" in table and "env.type = " in table
 
 
 @pytest.mark.parametrize('name', sorted(RUNS))
-def test_ding_config_trains_unchanged(tmp_path, name):
-    exp_name, needs = RUNS[name]
-    if needs:
-        pytest.importorskip(needs)
-    run = tidal('train', str(DING_CONFIGS / name), '--max-env-step', str(STEPS), '--no-progress', cwd=tmp_path)
-    assert_trained(run, tmp_path / exp_name)
-    assert "runs as tidal's env type 'gym'" in run.stderr
+def test_ding_config_runs_unchanged(runs, name):
+    run_dir, lines = runs(name)
+    assert_ran_with_one_summary_line(run_dir, lines, budget(name), RUNS[name][2])
+    saved = (run_dir / 'config.yaml').read_text()
+    assert 'Tanh()' not in saved and 'dizoo' not in saved  # plain names and no DI-engine modules
 
 
-def test_ding_command_form_runs_a_ding_config(tmp_path):
-    run = tidal('-m', 'serial', '-c', str(DING_CONFIGS / 'pendulum_sac_cuda_config.py'), '-s', '0',
-                '--env-step', str(STEPS), '--no-progress', cwd=tmp_path)
-    assert_trained(run, tmp_path / 'pendulum_sac_cuda_seed0')
-    assert "DI-engine key 'policy.cuda' (True) became 'policy.device' = 'auto'" in run.stderr
+def test_ppo_critic_wider_than_actor_keeps_its_layout(runs):
+    run_dir, _ = runs('hopper_onppo_config.py')
+    saved = read_config(str(run_dir / 'config.yaml'))[0]['policy']['model']
+    assert (saved['encoder_hidden_sizes'], saved['value_encoder_hidden_sizes'], saved['activation']) == \
+        ([64, 64], [64, 64, 128, 128], 'tanh')
 
 
-def test_ding_sqil_config_trains_on_recorded_demos(tmp_path):
-    expert = tidal('train', str(DING_CONFIGS / 'pendulum_sac_config.py'), '--max-env-step', str(STEPS),
-                   '--no-progress', cwd=tmp_path)
-    assert expert.returncode == 0, expert.stderr
-    demos = tidal('collect-demos', 'pendulum_sac_seed0/config.yaml', '--ckpt', 'pendulum_sac_seed0/ckpt/latest.pt',
-                  '--episodes', '1', '-o', 'demos.npz', cwd=tmp_path)
-    assert demos.returncode == 0, demos.stderr
-    run = tidal('train', str(DING_CONFIGS / 'pendulum_sqil_sac_config.py'), '--max-env-step', str(STEPS),
-                '--set', 'policy.expert_data_path=demos.npz', '--no-progress', cwd=tmp_path)
-    assert_trained(run, tmp_path / 'pendulum_sqil_sac_seed0')
-    assert "runs as tidal's policy type 'sqil_sac'" in run.stderr
-    assert 'expert_td_error=' in (tmp_path / 'pendulum_sqil_sac_seed0' / 'log.txt').read_text()
+def test_ding_mpe_runs_as_mpe2_with_the_team_reward(runs):
+    run_dir, _ = runs('ptz_simple_spread_masac_config.py')
+    env = read_config(str(run_dir / 'config.yaml'))[0]['env']
+    assert (env['env_id'], env['env_kwargs'], env['team_reward'], env['reward_scale']) == \
+        ('mpe2.simple_spread_v3', {'N': 3, 'max_cycles': 25, 'continuous_actions': False}, True, 2.0)
+
+
+@pytest.mark.parametrize('name', sorted(SQIL_RUNS))
+def test_ding_sqil_config_trains_on_recorded_demos(runs, tmp_path, name):
+    expert_dir, _ = runs(SQIL_RUNS[name])
+    demos = tmp_path / 'demos.npz'
+    code, lines = run_cli('collect-demos', str(expert_dir / 'config.yaml'), '--ckpt',
+                          str(expert_dir / 'ckpt' / 'latest.pt'), '--episodes', '1', '-o', str(demos))
+    assert code == 0, lines
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        code, lines = run_cli('train', str(DING_CONFIGS / name), '--max-env-step', str(budget(name)), *SMALL_EVAL,
+                              '--set', f'policy.expert_data_path={demos}', '--set', 'policy.learn.learner.log_freq=10',
+                              '--no-progress')
+    assert code == 0, lines
+    run_dir = tmp_path / read_config(str(DING_CONFIGS / name))[0]['exp_name']
+    assert_ran_with_one_summary_line(run_dir, lines, budget(name), 'sqil_sac')
+    assert 'expert_td_error=' in (run_dir / 'log.txt').read_text()
+
+
+@pytest.mark.parametrize('name', sorted(REFUSED))
+def test_ding_config_tidal_lacks_is_refused_in_one_line(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_cli('-m', 'serial_onpolicy', '-c', str(DING_CONFIGS / name), '-s', '0', '--env-step', '300')
+    assert code != 0 and len(lines) == 1 and lines[0].startswith(REFUSED[name]), lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ding_command_form_in_a_subprocess(tmp_path):
+    """As a user types it; stderr holds one summary line."""
+    run = subprocess.run([sys.executable, '-m', 'tidal', '-m', 'serial_onpolicy', '-c',
+                          str(DING_CONFIGS / 'cartpole_ppo_config.py'), '-s', '0', '--env-step', str(STEPS),
+                          '--no-progress'], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert_ran_with_one_summary_line(tmp_path / 'cartpole_ppo_seed0', run.stderr.splitlines(), STEPS, 'ppo')

@@ -1,121 +1,203 @@
-"""DI-engine configs: env types, import names and keys turned into tidal's, one warning line each."""
+"""DI-engine configs: env types, import names and keys turned into tidal's, each recorded once with why."""
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import pytest
+import torch.nn as nn
 
+from tidal.base.errors import ConfigError, UnknownNameError
 from tidal.config import compile_config, read_config
+from tidal.config.ding_report import mapping_of, write_ding_mapping
 from tidal.config.ding_tables import KEY_RULES, markdown_tables
-from tidal.base.errors import ConfigError
 
-DING_CONFIGS = Path(__file__).parent / 'ding_configs'
 README = Path(__file__).parents[2] / 'README.md'
 
 CREATE = {'env': {'type': 'pendulum', 'import_names': ['dizoo.classic_control.pendulum.envs.pendulum_env']},
           'env_manager': {'type': 'base'}, 'policy': {'type': 'sac'}}
 
 
-def compiled(main: dict, create: dict = CREATE, capsys=None):
-    cfg = compile_config(copy.deepcopy(main), copy.deepcopy(create), infer_shapes=False)
-    warnings = capsys.readouterr().err.splitlines() if capsys is not None else []
-    return cfg, warnings
+def compiled(main: dict, create: dict = CREATE, policy: str = ''):
+    """The compiled config and {DI-engine key: (what was done, why)} of its translation."""
+    create = copy.deepcopy(create)
+    if policy:
+        create['policy'] = {'type': policy}
+    cfg = compile_config(copy.deepcopy(main), create, infer_shapes=False)
+    mapping = mapping_of(cfg)
+    notes = {} if mapping is None else {note.key: (note.done, note.why) for note in mapping.notes}
+    if mapping is not None:
+        assert len(notes) == len(mapping.notes)  # each key once
+    return cfg, notes
 
 
-def test_dizoo_import_is_dropped_and_env_type_runs_as_gym(capsys):
-    cfg, warnings = compiled({}, capsys=capsys)
+def refusal(main: dict, create: dict = CREATE, policy: str = '') -> str:
+    with pytest.raises((ConfigError, UnknownNameError)) as err:
+        compiled(main, create, policy)
+    message = str(err.value).strip("'")  # a KeyError's str quotes its message
+    assert '\n' not in message
+    return message
+
+
+def test_dizoo_import_is_dropped_and_env_type_runs_as_gym():
+    cfg, notes = compiled({})
     assert (cfg.env.type, cfg.env.env_id, cfg.env.import_names) == ('gym', 'Pendulum-v1', [])
-    assert warnings == [
-        "tidal: warning: dropped create_config.env.import_names entry "
-        "'dizoo.classic_control.pendulum.envs.pendulum_env': a DI-engine module, which tidal does not import "
-        "(its gym adapter makes the env)",
-        "tidal: warning: DI-engine env type 'pendulum' runs as tidal's env type 'gym' with env.env_id='Pendulum-v1'",
-    ]
+    assert notes['env.type'] == ("-> 'env.type' = 'gym', 'env.env_id' = 'Pendulum-v1'", 'as in DI-engine')
+    assert notes['create_config.env.import_names'][0] == 'dropped'
 
 
-def test_each_mapped_or_ignored_key_warns_once_saying_what_was_done(capsys):
+def test_sac_keys_are_converted_or_ignored_saying_what_and_why():
     main = {'env': {'act_scale': True, 'manager': {'shared_memory': False}},
             'policy': {'cuda': True, 'multi_gpu': False,
                        'model': {'action_space': 'reparameterization', 'actor_head_hidden_size': 32,
                                  'critic_head_hidden_size': 64, 'critic_head_layer_num': 2},
                        'learn': {'value_network': False, 'learner': {'hook': {'save_ckpt_after_iter': 500}}},
                        'collect': {'noise_sigma': 0.2}}}
-    cfg, warnings = compiled(main, capsys=capsys)
+    cfg, notes = compiled(main)
     assert cfg.env.normalize_action is True and cfg.policy.device == 'auto' and cfg.policy.cuda is False
-    assert cfg.policy.model.actor_hidden_sizes == [32, 32]
-    assert cfg.policy.model.critic_hidden_sizes == [64, 64, 64]
+    assert (cfg.policy.model.actor_hidden_sizes, cfg.policy.model.critic_hidden_sizes) == ([32, 32], [64, 64, 64])
     assert cfg.policy.learn.learner.save_ckpt_freq == 500
-    key_lines = warnings[2:]
-    assert len(key_lines) == len(set(key_lines)) == 11
-    assert key_lines == [
-        "tidal: warning: ignored DI-engine key 'policy.model.action_space' ('reparameterization'): it names "
-        "DI-engine's QAC actor head; tidal's SAC actor is always a reparameterized tanh-Gaussian",
-        "tidal: warning: DI-engine key 'policy.model.actor_head_hidden_size' (32) is part of "
-        "'policy.model.actor_hidden_sizes' = [32, 32]: the same layers as DI-engine's: encoder_hidden_size_list "
-        "(or one input layer), then head_layer_num more of head_hidden_size",
-        "tidal: warning: DI-engine key 'policy.model.critic_head_hidden_size' (64) is part of "
-        "'policy.model.critic_hidden_sizes' = [64, 64, 64]: the same layers as DI-engine's: "
-        "encoder_hidden_size_list (or one input layer), then head_layer_num more of head_hidden_size",
-        "tidal: warning: DI-engine key 'policy.model.critic_head_layer_num' (2) is part of "
-        "'policy.model.critic_hidden_sizes' = [64, 64, 64]: the same layers as DI-engine's: "
-        "encoder_hidden_size_list (or one input layer), then head_layer_num more of head_hidden_size",
-        "tidal: warning: DI-engine key 'env.act_scale' is tidal's 'env.normalize_action': set it to True",
-        "tidal: warning: ignored DI-engine key 'env.manager' ({'shared_memory': False}): tidal's env managers take "
-        "no options; pick one with create_config.env_manager.type ('base' or 'subprocess')",
-        "tidal: warning: DI-engine key 'policy.cuda' (True) became 'policy.device' = 'auto': cuda=True (without "
-        "policy.device) is CUDA when available, as in DI-engine; False is tidal's own key",
-        "tidal: warning: ignored DI-engine key 'policy.multi_gpu' (False): several learner processes run under torchrun (README: Several learner processes)",
-        "tidal: warning: dropped DI-engine key 'policy.learn.value_network' (False): False is tidal's 'sac'; True "
-        "is policy type 'sac_v'",
-        "tidal: warning: DI-engine key 'policy.learn.learner.hook.save_ckpt_after_iter' is tidal's "
-        "'policy.learn.learner.save_ckpt_freq': set it to 500",
-        "tidal: warning: ignored DI-engine key 'policy.collect.noise_sigma' (0.2): SAC explores by sampling its "
-        "own Gaussian",
-    ]
+    assert notes['policy.model.critic_head_layer_num'][0] == \
+        "-> part of 'policy.model.critic_hidden_sizes' = [64, 64, 64]"
+    assert notes['env.act_scale'][0] == "-> 'env.normalize_action' = True"
+    assert notes['policy.cuda'][0] == "-> 'policy.device' = 'auto'"
+    assert notes['policy.collect.noise_sigma'] == ('ignored', 'SAC explores by sampling its own Gaussian')
+    assert notes['policy.learn.value_network'][0].startswith('checked, then dropped')
+    assert notes['policy.model.activation'] == ("-> 'policy.model.activation' = 'relu'",
+                                                "DI-engine's models default to nn.ReLU()")
+    assert set(notes) == {'create_config.env.import_names', 'env.type', 'policy.model.action_space',
+                          'policy.model.activation', 'policy.model.actor_head_hidden_size',
+                          'policy.model.critic_head_hidden_size', 'policy.model.critic_head_layer_num',
+                          'env.act_scale', 'env.manager', 'policy.cuda', 'policy.multi_gpu',
+                          'policy.learn.value_network', 'policy.learn.learner.hook.save_ckpt_after_iter',
+                          'policy.collect.noise_sigma'}
 
 
-def test_tidal_keys_and_configs_give_no_warning(capsys):
+def test_a_sac_rule_does_not_hold_for_ppo():
+    assert refusal({'policy': {'collect': {'noise_sigma': 0.2}}}, policy='ppo').startswith(
+        "unknown config key 'policy.collect.noise_sigma'")
+
+
+def test_tidal_configs_have_no_ding_mapping():
     create = {'env': {'type': 'gym'}, 'policy': {'type': 'sac'}}
-    cfg, warnings = compiled({'env': {'env_id': 'Pendulum-v1'}, 'policy': {'cuda': False, 'device': 'cpu'}},
-                             create, capsys)
-    assert warnings == [] and cfg.policy.device == 'cpu'
+    cfg, notes = compiled({'env': {'env_id': 'Pendulum-v1'}, 'policy': {'cuda': False, 'device': 'cpu'}}, create)
+    assert notes == {} and cfg.policy.device == 'cpu'
 
 
-def test_cuda_beside_a_device_is_tidals_own_key(capsys):
-    cfg, warnings = compiled({'policy': {'cuda': True, 'device': 'cpu'}}, capsys=capsys)
-    assert (cfg.policy.device, cfg.policy.cuda) == ('cpu', True)
-    assert not any('policy.cuda' in line for line in warnings)
+def test_cuda_beside_a_device_is_tidals_own_key():
+    cfg, notes = compiled({'policy': {'cuda': True, 'device': 'cpu'}})
+    assert (cfg.policy.device, cfg.policy.cuda) == ('cpu', True) and 'policy.cuda' not in notes
 
 
-def test_unknown_key_stays_an_error_with_did_you_mean(capsys):
-    with pytest.raises(ConfigError) as err:
-        compiled({'policy': {'learn': {'btach_size': 64}}})
-    assert str(err.value) == "unknown config key 'policy.learn.btach_size'; did you mean 'policy.learn.batch_size'?"
+def test_unknown_key_stays_an_error_with_did_you_mean():
+    assert refusal({'policy': {'learn': {'btach_size': 64}}}) == \
+        "unknown config key 'policy.learn.btach_size'; did you mean 'policy.learn.batch_size'?"
 
 
-def test_unknown_model_key_stays_an_error_with_did_you_mean(capsys):
-    with pytest.raises(ConfigError) as err:
-        compiled({'policy': {'model': {'actor_head_hidden_size': 16, 'twin_critics': True}}})
-    assert str(err.value) == ("policy.model.twin_critics is not an argument of model 'continuous_qac'; did you "
-                              "mean 'twin_critic'?")
+def test_unknown_model_key_stays_an_error_with_did_you_mean():
+    assert refusal({'policy': {'model': {'actor_head_hidden_size': 16, 'twin_critics': True}}}) == \
+        "policy.model.twin_critics is not an argument of model 'continuous_qac'; did you mean 'twin_critic'?"
 
 
-def test_ppo_head_layout_becomes_one_encoder(capsys):
-    create = {**CREATE, 'policy': {'type': 'ppo'}}
+def test_ding_policy_type_ding_itself_lacks_stays_an_error():
+    assert refusal({}, policy='sac_discrete').startswith("unknown policy 'sac_discrete'; did you mean 'discrete_sac'?")
+
+
+@pytest.mark.parametrize('activation, name', [(nn.Tanh(), 'tanh'), (nn.ReLU, 'relu'), (nn.SiLU(), 'silu')])
+def test_torch_activation_becomes_its_name(activation, name):
+    cfg, notes = compiled({'policy': {'model': {'activation': activation}}}, policy='ppo')
+    assert cfg.policy.model.activation == name
+    assert notes['policy.model.activation'][0] == f"-> 'policy.model.activation' = '{name}'"
+
+
+def test_activation_tidal_lacks_is_refused():
+    assert refusal({'policy': {'model': {'activation': nn.LeakyReLU()}}}, policy='ppo') == (
+        "config key 'policy.model.activation' holds LeakyReLU(negative_slope=0.01); tidal's models take nn.ReLU, "
+        "nn.Tanh, nn.ELU, nn.GELU, nn.SiLU (or their names: relu, tanh, elu, gelu, silu)")
+
+
+def test_ppo_layout_on_dings_default_shared_encoder():
     main = {'policy': {'model': {'encoder_hidden_size_list': [64, 64], 'actor_head_hidden_size': 128,
                                  'critic_head_hidden_size': 128, 'action_space': 'continuous'},
                        'learn': {'ppo_param_init': False, 'grad_clip_type': 'clip_norm', 'grad_clip_value': 1.0}}}
-    cfg, _ = compiled(main, create, capsys)
-    assert cfg.policy.model.encoder_hidden_sizes == [64, 64, 128]
-    assert cfg.policy.model.action_space == 'continuous' and cfg.policy.model.orthogonal_init is False
+    cfg, notes = compiled(main, policy='ppo')
+    model = cfg.policy.model
+    assert (model.encoder_hidden_sizes, model.share_encoder, model.get('value_encoder_hidden_sizes')) == \
+        ([64, 64, 128], True, None)
+    assert model.action_space == 'continuous' and model.orthogonal_init is False
     assert cfg.policy.learn.grad_clip_norm == 1.0
+    assert notes['policy.model.share_encoder'][0] == "-> 'policy.model.share_encoder' = True"
 
 
-def test_ppo_critic_layout_unlike_the_actors_is_refused(capsys):
-    create = {**CREATE, 'policy': {'type': 'ppo'}}
-    with pytest.raises(ConfigError, match="tidal's actor_critic gives both the same encoder_hidden_sizes"):
-        compiled({'policy': {'model': {'actor_head_hidden_size': 64, 'critic_head_hidden_size': 32}}}, create)
+def test_ppo_critic_layout_of_its_own_on_separate_encoders():
+    main = {'policy': {'model': {'encoder_hidden_size_list': [128, 128], 'share_encoder': False,
+                                 'actor_head_layer_num': 0, 'actor_head_hidden_size': 128,
+                                 'critic_head_layer_num': 2, 'critic_head_hidden_size': 256}}}
+    cfg, notes = compiled(main, policy='ppo')
+    assert (cfg.policy.model.encoder_hidden_sizes, cfg.policy.model.value_encoder_hidden_sizes) == \
+        ([128, 128], [128, 128, 256, 256])
+    assert notes['policy.model.critic_head_hidden_size'][0] == \
+        "-> part of 'policy.model.value_encoder_hidden_sizes' = [128, 128, 256, 256]"
+
+
+def test_ppo_critic_layout_unlike_the_actors_on_a_shared_encoder_is_refused():
+    assert "on a shared encoder (policy.model.share_encoder, True by default in DI-engine)" in \
+        refusal({'policy': {'model': {'actor_head_hidden_size': 64, 'critic_head_hidden_size': 32}}}, policy='ppo')
+
+
+def test_ppo_keys_of_dings_defaults_are_dropped_and_others_refused():
+    main = {'policy': {'recompute_adv': True, 'nstep_return': False, 'multi_agent': False,
+                       'learn': {'resume_training': False, 'kl_beta': 0.0, 'kl_type': 'k1', 'lr_scheduler': None,
+                                 'pretrained_model_path': None, 'value_norm': True},
+                       'model': {'sigma_type': 'independent', 'norm_type': None}}}
+    cfg, notes = compiled(main, policy='ppo')
+    assert notes['policy.learn.resume_training'][0].startswith('checked, then dropped')
+    assert notes['policy.learn.kl_type'][0] == 'ignored'
+    assert refusal({'policy': {'learn': {'resume_training': True}}}, policy='ppo') == (
+        "config key 'policy.learn.resume_training' is True: continue a run with tidal resume RUN_DIR; tidal loads "
+        "no checkpoint into a new run")
+    assert "tidal has no multi-agent PPO" in refusal({'policy': {'multi_agent': True}}, policy='ppo')
+    assert "learned, state-independent log std" in refusal({'policy': {'model': {'sigma_type': 'conditioned'}}},
+                                                           policy='ppo')
+
+
+def test_dings_linear_lr_schedule_is_tidals_lr_decay():
+    main = {'policy': {'collect': {'n_sample': 2048}, 'learn': {'lr_scheduler': {'epoch_num': 100,
+                                                                                'min_lr_lambda': 0}}}}
+    cfg, _ = compiled(main, policy='ppo')
+    assert (cfg.policy.learn.lr_decay, cfg.policy.learn.decay_env_steps) == (True, 204800)
+    main['policy']['learn']['lr_scheduler']['min_lr_lambda'] = 0.1
+    assert refusal(main, policy='ppo').startswith("config key 'policy.learn.lr_scheduler' is {'epoch_num': 100, ")
+
+
+def test_ppg_keys_become_tidals_aux_phase():
+    main = {'policy': {'learn': {'actor_epoch_per_collect': 2, 'critic_epoch_per_collect': 2, 'aux_freq': 4,
+                                 'aux_train_epoch': 3, 'aux_bc_weight': 0.5, 'value_norm': False},
+                       'model': {'encoder_hidden_size_list': [64, 64], 'share_encoder': False}}}
+    cfg, notes = compiled(main, policy='ppg')
+    assert cfg.policy.learn.epoch_per_collect == 2
+    assert (cfg.policy.aux.interval, cfg.policy.aux.num_updates_per_train_iter,
+            cfg.policy.aux.policy_kl_loss_weight) == (4, 3, 0.5)
+    # DI-engine's PPG model: an actor head of 2 layers, a critic head of 1
+    assert (cfg.policy.model.encoder_hidden_sizes, cfg.policy.model.value_encoder_hidden_sizes) == \
+        ([64, 64, 64, 64], [64, 64, 64])
+    assert notes['policy.learn.aux_freq'][0] == "-> 'policy.aux.interval' = 4"
+    main['policy']['learn']['critic_epoch_per_collect'] = 1
+    assert "'policy.learn.critic_epoch_per_collect' (1) differ" in refusal(main, policy='ppg')
+
+
+def test_dings_off_policy_ppg_is_refused_naming_tidals():
+    assert refusal({}, policy='ppg_offpolicy') == (
+        "DI-engine policy type 'ppg_offpolicy' is not supported: DI-engine's off-policy PPG replays the policy "
+        "phase from a buffer; tidal's PPG is on-policy: set create_config.policy.type='ppg' and run it with tidal "
+        "-m serial_onpolicy")
+
+
+def test_discrete_sac_eps_passes_through():
+    eps = {'type': 'exp', 'start': 0.95, 'end': 0.1, 'decay': 50000}
+    cfg, notes = compiled({'policy': {'other': {'eps': eps}}}, {'env': {'type': 'cartpole'}}, 'discrete_sac')
+    assert cfg.policy.other.eps == eps and not any('eps' in key for key in notes)
 
 
 @pytest.mark.parametrize('env_type, env, env_id, kwargs', [
@@ -128,41 +210,55 @@ def test_ppo_critic_layout_unlike_the_actors_is_refused(capsys):
     ('mujoco', {'env_id': 'Hopper-v3'}, 'Hopper-v5', {}),
     ('mujoco', {'env_id': 'HalfCheetah-v2'}, 'HalfCheetah-v5', {}),
 ])
-def test_ding_env_types_become_gymnasium_ids(capsys, env_type, env, env_id, kwargs):
-    create = {'env': {'type': env_type}, 'policy': {'type': 'ppo'}}
-    cfg, warnings = compiled({'env': env}, create, capsys)
+def test_ding_env_types_become_gymnasium_ids(env_type, env, env_id, kwargs):
+    cfg, notes = compiled({'env': env}, {'env': {'type': env_type}}, 'ppo')
     assert (cfg.env.type, cfg.env.env_id, cfg.env.env_kwargs) == ('gym', env_id, kwargs)
-    assert f"DI-engine env type '{env_type}' runs as tidal's env type 'gym' with env.env_id='{env_id}'" in warnings[0]
+    assert notes['env.type'][0].startswith(f"-> 'env.type' = 'gym', 'env.env_id' = '{env_id}'")
 
 
-def test_atari_is_refused_naming_the_wrappers():
-    create = {'env': {'type': 'atari'}, 'policy': {'type': 'ppo'}}
-    with pytest.raises(ConfigError) as err:
-        compiled({'env': {'env_id': 'PongNoFrameskip-v4'}}, create)
-    assert str(err.value).startswith("DI-engine env type 'atari' (env.env_id 'PongNoFrameskip-v4') is not "
-                                     "supported: refused: DI-engine's Atari wrappers (no-op reset, max-and-skip")
+def test_ant_v3_observation_size_is_dropped_for_v5s():
+    cfg, notes = compiled({'env': {'env_id': 'Ant-v3'}, 'policy': {'model': {'obs_shape': 111}}},
+                          {'env': {'type': 'mujoco'}}, 'sac')
+    assert 'obs_shape' not in cfg.policy.model and notes['policy.model.obs_shape'][0].startswith('dropped')
+
+
+def test_ding_petting_zoo_is_mpe2s_simple_spread_with_the_team_reward():
+    main = {'env': {'env_family': 'mpe', 'env_id': 'simple_spread_v2', 'n_agent': 4, 'n_landmark': 4,
+                    'max_cycles': 30, 'agent_obs_only': False, 'agent_specific_global_state': True,
+                    'continuous_actions': False},
+            'policy': {'multi_agent': True, 'model': {'agent_obs_shape': 24, 'global_obs_shape': 60}}}
+    cfg, notes = compiled(main, {'env': {'type': 'petting_zoo'}}, 'discrete_sac')
+    assert (cfg.env.type, cfg.env.env_id, cfg.env.env_kwargs) == \
+        ('pettingzoo', 'mpe2.simple_spread_v3', {'N': 4, 'max_cycles': 30, 'continuous_actions': False})
+    assert (cfg.env.team_reward, cfg.env.reward_scale) == (True, 2.0)
+    assert 'global_obs_shape' not in cfg.policy.model and cfg.policy.model.agent_obs_shape == 24
+    assert notes['env.agent_specific_global_state'][0] == 'ignored'
+    main['env']['n_landmark'] = 2
+    assert "'env.n_landmark' is 2 but env.n_agent is 4" in refusal(main, {'env': {'type': 'petting_zoo'}},
+                                                                     'discrete_sac')
+    main['env'].update(n_landmark=4, env_id='simple_tag_v2')
+    assert "builds only MPE's simple_spread" in refusal(main, {'env': {'type': 'petting_zoo'}}, 'discrete_sac')
+
+
+@pytest.mark.parametrize('env_type, env_id', [('atari', 'PongNoFrameskip-v4'), ('procgen', 'coinrun')])
+def test_env_types_tidal_lacks_are_refused_in_one_line(env_type, env_id):
+    message = refusal({'env': {'env_id': env_id}}, {'env': {'type': env_type}}, 'ppo')
+    assert message.startswith(f"DI-engine env type '{env_type}' (env.env_id '{env_id}') is not supported: ")
 
 
 def test_values_tidal_cannot_honour_are_refused():
-    with pytest.raises(ConfigError, match="policy.nstep=3: tidal's SAC learns from 1-step TD targets"):
-        compiled({'policy': {'nstep': 3}})
-    with pytest.raises(ConfigError, match="is tidal's policy type 'sac_v'"):
-        compiled({'policy': {'learn': {'value_network': True}}})
+    assert "tidal's SAC learns from 1-step TD targets" in refusal({'policy': {'nstep': 3}})
+    assert "is tidal's policy type 'sac_v'" in refusal({'policy': {'learn': {'value_network': True}}})
 
 
 def test_a_mapped_key_beside_its_tidal_key_must_agree():
-    with pytest.raises(ConfigError) as err:
-        compiled({'env': {'act_scale': True, 'normalize_action': False}})
-    assert str(err.value) == ("config key 'env.normalize_action' is False but DI-engine's 'env.act_scale' sets it "
-                              "to True; keep one of them")
+    assert refusal({'env': {'act_scale': True, 'normalize_action': False}}) == \
+        "config key 'env.normalize_action' is False but DI-engine's 'env.act_scale' sets it to True; keep one of them"
 
 
-def test_ding_sqil_config_runs_as_sqil_sac(capsys):
-    cfg, warnings = compiled({'policy': {'expert_random_collect_size': 100, 'collect': {'model_path': 'x.pth'}}},
-                             capsys=capsys)
-    assert cfg.policy.type == 'sqil_sac'
-    assert "tidal: warning: DI-engine's SQIL config (policy type 'sac' with SQIL's expert keys) runs as tidal's " \
-           "policy type 'sqil_sac'" in warnings
+def test_ding_sqil_config_runs_as_sqil_sac():
+    cfg, notes = compiled({'policy': {'expert_random_collect_size': 100, 'collect': {'model_path': 'x.pth'}}})
+    assert cfg.policy.type == 'sqil_sac' and notes['create_config.policy.type'][0] == "-> 'sqil_sac'"
 
 
 def test_zoo_config_importing_ding_entry_at_the_top_loads(tmp_path):
@@ -171,8 +267,18 @@ def test_zoo_config_importing_ding_entry_at_the_top_loads(tmp_path):
                     "main_config = EasyDict(dict(env=dict()))\ncreate_config = dict(env=dict(type='cartpole'))\n"
                     "if __name__ == '__main__':\n    serial_pipeline((main_config, create_config), seed=0)\n")
     assert read_config(str(path)) == ({'env': {}}, {'env': {'type': 'cartpole'}})
-    import sys
     assert 'ding' not in sys.modules
+
+
+def test_run_folder_gets_the_table_and_the_terminal_one_line(tmp_path, capsys):
+    cfg, _ = compiled({'policy': {'multi_gpu': False, 'learn': {'learner': {'hook': {'log_show_after_iter': 7}}}}})
+    write_ding_mapping(cfg, tmp_path)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f'tidal: 2 DI-engine keys converted, 2 ignored: see {tmp_path / "ding_mapping.txt"}']
+    table = (tmp_path / 'ding_mapping.txt').read_text()
+    assert "policy type 'sac'" in table and 'Converted (2):' in table and 'Ignored (2):' in table
+    assert ("  policy.learn.learner.hook.log_show_after_iter = 7\n"
+            "      -> 'policy.learn.learner.log_freq' = 7\n") in table
 
 
 def test_readme_tables_match_the_mapping():
@@ -180,22 +286,23 @@ def test_readme_tables_match_the_mapping():
     assert all(f'`{rule.path}`' in markdown_tables() for rule in KEY_RULES)
 
 
-def test_env_type_set_in_main_config_is_translated_too(capsys):
-    cfg, _ = compiled({'env': {'type': 'acrobot'}}, {'policy': {'type': 'ppo'}}, capsys)
+def test_env_type_set_in_main_config_is_translated_too():
+    cfg, _ = compiled({'env': {'type': 'acrobot'}}, {'policy': {'type': 'ppo'}})
     assert (cfg.env.type, cfg.env.env_id) == ('gym', 'Acrobot-v1')
 
 
-def test_no_tidal_class_declares_a_key_the_table_rewrites():
+def test_no_rule_rewrites_a_key_the_policy_it_holds_for_declares():
     """A rule must never rewrite a key tidal itself reads; `policy.cuda` is the one shared key, rewritten only
     where DI-engine's meaning differs (cuda=True without a device)."""
     import tidal.envs  # noqa: F401  (registers the env and the policies' models)
     import tidal.policies  # noqa: F401
-    from tidal.config.declared import MISSING, value_at
     from tidal.base.defaults import class_defaults
+    from tidal.config.declared import MISSING, value_at
     from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
     shared = set()
     for name in POLICY_REGISTRY.names():
         declared = {'policy': class_defaults(POLICY_REGISTRY.get(name)),
                     'env': class_defaults(ENV_REGISTRY.get('gym'))}
-        shared |= {rule.path for rule in KEY_RULES if value_at(declared, rule.path) is not MISSING}
+        shared |= {rule.path for rule in KEY_RULES
+                   if rule.holds_for(name) and value_at(declared, rule.path) is not MISSING}
     assert shared == {'policy.cuda'}

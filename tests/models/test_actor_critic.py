@@ -134,3 +134,17 @@ def test_bad_shapes_and_action_space_are_rejected():
 def test_models_resolve_by_name_with_config_rules_for_every_argument(name, model_cls):
     assert isinstance(MODEL_REGISTRY.build(name, obs_shape=4, action_shape=2), model_cls)
     assert set(hint_rules(model_cls)) == set(inspect.signature(model_cls).parameters)
+
+
+@pytest.mark.parametrize('model_cls', MODELS)
+def test_value_encoder_has_its_own_layout_on_separate_encoders(model_cls):
+    model = model_cls(obs_shape=3, action_shape=2, encoder_hidden_sizes=[8], value_encoder_hidden_sizes=[16, 32])
+    value_layers = [layer.out_features for layer in model.value_encoder.modules() if isinstance(layer, torch.nn.Linear)]
+    policy_layers = [layer.out_features for layer in model.encoder.modules() if isinstance(layer, torch.nn.Linear)]
+    assert (policy_layers, value_layers) == ([8], [16, 32])
+    assert model.value_head.in_features == 32 and outputs(model, torch.randn(5, 3))[1].shape == (5,)
+
+
+def test_value_encoder_layout_needs_separate_encoders():
+    with pytest.raises(ValueError, match='value_encoder_hidden_sizes needs share_encoder=False'):
+        ActorCritic(obs_shape=3, action_shape=2, share_encoder=True, value_encoder_hidden_sizes=[16])

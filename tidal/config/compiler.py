@@ -6,7 +6,6 @@ user's main_config, the overrides. Every layer after the defaults is checked aga
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any, Iterable, Mapping, Optional
 
 from easydict import EasyDict
@@ -14,6 +13,7 @@ from easydict import EasyDict
 from tidal.config.checks import checked_value, merge_checked
 from tidal.config.declared import check_declared, class_rules
 from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
+from tidal.config.ding_report import remember as remember_ding_mapping
 from tidal.config.dingcompat import translate
 from tidal.config.env_probe import env_name, probe_env
 from tidal.config.limits import check_collector, check_consistency, check_memory
@@ -47,11 +47,9 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     the model's shapes and steps once, so bad env arguments fail here, before a run folder exists;
     `infer_shapes=False` skips it (no shape inference, no env check).
     `seed` (the CLI's -s) wins over the config's `seed` key; with neither the seed is 0."""
-    # DI-engine's env types and keys become tidal's first, one warning line each (see dingcompat)
-    main, create, notices = translate(_section(main_config, 'main_config'), _section(create_config, 'create_config'),
-                                      _model_accepts)
-    for notice in notices:
-        print(f'tidal: warning: {notice}', file=sys.stderr, flush=True)
+    # DI-engine's env types and keys become tidal's first; the run folder gets the table (see ding_report)
+    main, create, ding_mapping = translate(_section(main_config, 'main_config'),
+                                           _section(create_config, 'create_config'), _model_accepts)
     create = merge_checked(_CREATE_SCHEMA, {}, create, 'create_config')
     parsed = parse_overrides(overrides)
     layers = [create, main, *(override.as_tree() for override in parsed)]
@@ -105,7 +103,9 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     check_required_model_keys(args, model_cfg, skip=() if infer_shapes else SHAPE_KEYS)
     discrete = (env_info.get('action_space') or policy_cls.action_space_of(cfg['policy'])) == 'discrete'
     check_memory(cfg, env_name(cfg['env']), discrete, policy_cls)
-    return EasyDict(to_plain(cfg))
+    compiled = EasyDict(to_plain(cfg))
+    remember_ding_mapping(compiled, ding_mapping)
+    return compiled
 
 
 def checked_seed(seed: Any) -> int:

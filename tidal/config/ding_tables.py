@@ -1,6 +1,8 @@
-"""The tables of DI-engine compatibility: DI-engine env type -> gymnasium id, DI-engine key -> what tidal does.
+"""The tables of DI-engine compatibility: DI-engine env type -> tidal's env, DI-engine key -> what tidal does.
 
 `dingcompat.translate` applies them; the README's tables are `markdown_tables()`, so the two cannot drift.
+A rule names the tidal policy types it holds for: a key DI-engine reads for SAC means nothing to PPO, so
+under PPO it stays an unknown key, as DI-engine's PPO would never read it either.
 """
 from __future__ import annotations
 
@@ -10,15 +12,21 @@ from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
 
+SAC_FAMILY = ('sac', 'discrete_sac', 'sqil_sac', 'sac_v')
+PPO_FAMILY = ('ppo', 'ppg')
+
 
 # ----- env types ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DingEnv:
-    """How tidal makes one DI-engine env type: the gymnasium id, or '' for the config's own `env.env_id`."""
+    """How tidal makes one DI-engine env type: the env id ('' for the config's own `env.env_id`) of tidal's
+    env type `tidal_type`; `refused` types stop with `note` as the reason."""
 
     env_id: str
     note: str
     env_kwargs: tuple[tuple[str, Any], ...] = ()
+    tidal_type: str = 'gym'
+    refused: bool = False
 
 
 ENV_TYPES: dict[str, DingEnv] = {
@@ -32,9 +40,14 @@ ENV_TYPES: dict[str, DingEnv] = {
     'mountain_car': DingEnv('MountainCar-v0', 'as in DI-engine (discrete actions)'),
     'acrobot': DingEnv('Acrobot-v1', 'as in DI-engine'),
     'mujoco': DingEnv('', "the config's env.env_id at gymnasium's current version: 'Hopper-v3' -> 'Hopper-v5'"),
-    'atari': DingEnv('', "refused: DI-engine's Atari wrappers (no-op reset, max-and-skip, episodic life, "
-                         "fire reset, 84x84 grey frames, reward clipping, 4-frame stack) have no counterpart in "
-                         "tidal's gym adapter"),
+    'petting_zoo': DingEnv('mpe2.simple_spread_v3', "tidal's env type 'pettingzoo'; DI-engine builds only MPE's "
+                                                    "simple_spread (env_id 'simple_spread_v2'), with every agent "
+                                                    "rewarded by the team: team_reward=True, reward_scale=2.0",
+                           tidal_type='pettingzoo'),
+    'atari': DingEnv('', "DI-engine's Atari wrappers (no-op reset, max-and-skip, episodic life, fire reset, 84x84 "
+                         "grey frames, reward clipping, 4-frame stack) have no counterpart in tidal's gym adapter",
+                     refused=True),
+    'procgen': DingEnv('', "tidal has no Procgen env adapter", refused=True),
 }
 
 #: Old gym ids in DI-engine configs -> (gymnasium id, env_kwargs they imply).
@@ -49,15 +62,30 @@ OLD_ENV_IDS: dict[str, tuple[str, dict]] = {
 }
 MUJOCO_ID = re.compile(r'(Ant|HalfCheetah|Hopper|Humanoid|HumanoidStandup|InvertedDoublePendulum|'
                        r'InvertedPendulum|Pusher|Reacher|Swimmer|Walker2d)-v[0-4]')
+#: MuJoCo envs whose observation grew shorter since DI-engine's version: name -> (old size, why it may go).
+MUJOCO_OBS = {'Ant': (111, "Ant-v3's 111 observations hold the world body's contact forces, always zero; Ant-v5 "
+                           "drops them (105)")}
+#: DI-engine's MPE ids -> mpe2's module of the same env at its current version.
+MPE_IDS = {'simple_spread_v2': 'mpe2.simple_spread_v3', 'simple_spread_v3': 'mpe2.simple_spread_v3'}
+
+#: DI-engine policy types tidal does not have -> what differs and what to run instead.
+POLICY_TYPES_REFUSED = {
+    'ppg_offpolicy': "DI-engine's off-policy PPG replays the policy phase from a buffer; tidal's PPG is on-policy: "
+                     "set create_config.policy.type='ppg' and run it with tidal -m serial_onpolicy",
+}
+
+#: torch.nn activation classes DI-engine configs hold -> tidal's activation names.
+ACTIVATIONS = {'ReLU': 'relu', 'Tanh': 'tanh', 'ELU': 'elu', 'GELU': 'gelu', 'SiLU': 'silu'}
 
 
 # ----- keys --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class KeyRule:
-    """What happens to one DI-engine key of main_config.
+    """What happens to one DI-engine key of main_config under the policy types `policies` (empty: any).
 
     `convert` maps the value to {tidal key path: value}, returns None to keep the key as it is (a value
-    tidal reads the same way), or raises ConfigError for a value tidal cannot honour.
+    tidal reads the same way), {} to drop a value that asks for tidal's behaviour, or raises ConfigError
+    for a value tidal cannot honour.
     """
 
     path: str
@@ -65,6 +93,10 @@ class KeyRule:
     target: str = ''
     why: str = ''
     convert: Optional[Callable[[Any, dict], Optional[dict]]] = None
+    policies: tuple[str, ...] = ()
+
+    def holds_for(self, policy_type: str) -> bool:
+        return not self.policies or policy_type in self.policies
 
 
 def _cuda(value: Any, main: dict) -> Optional[dict]:
@@ -75,25 +107,13 @@ def _cuda(value: Any, main: dict) -> Optional[dict]:
         else None
 
 
-def _one_step(value: Any, main: dict) -> Optional[dict]:
-    if value != 1:
-        raise ConfigError(f"policy.nstep={value!r}: tidal's SAC learns from 1-step TD targets; set policy.nstep=1 "
-                          f"or remove it")
-    return {}
-
-
-def _no_value_network(value: Any, main: dict) -> Optional[dict]:
-    if value:
-        raise ConfigError("policy.learn.value_network=True: SAC with a state-value network is tidal's policy type "
-                          "'sac_v'; set create_config.policy.type='sac_v' and remove the key")
-    return {}
-
-
-def _clip_norm(value: Any, main: dict) -> Optional[dict]:
-    if value != 'clip_norm':
-        raise ConfigError(f"policy.learn.grad_clip_type={value!r}: tidal clips the gradient norm only "
-                          f"('clip_norm', with learn.grad_clip_value as policy.learn.grad_clip_norm)")
-    return {}
+def _only(path: str, accepted: Any, otherwise: str) -> Callable[[Any, dict], Optional[dict]]:
+    """A converter that drops `accepted` (tidal's behaviour) and refuses any other value, saying `otherwise`."""
+    def convert(value: Any, main: dict) -> Optional[dict]:
+        if value != accepted and not (accepted is None and value in ('', None)):
+            raise ConfigError(f"config key '{path}' is {value!r}: {otherwise}")
+        return {}
+    return convert
 
 
 def _continuous(value: Any, main: dict) -> Optional[dict]:
@@ -104,11 +124,38 @@ def _hardcore(value: Any, main: dict) -> Optional[dict]:
     return {'env.env_kwargs.hardcore': bool(value)}
 
 
+def _lr_schedule(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's LambdaLR steps once per collection, from the rate down to min_lr_lambda times it."""
+    if value is None:
+        return {}
+    n_sample = main['policy'].get('collect', {}).get('n_sample')
+    if not isinstance(value, dict) or set(value) != {'epoch_num', 'min_lr_lambda'} or value['min_lr_lambda'] != 0 \
+            or not isinstance(n_sample, int):
+        raise ConfigError(f"config key 'policy.learn.lr_scheduler' is {value!r}: tidal decays the learning rate "
+                          f"linearly to 0 (dict(epoch_num=N, min_lr_lambda=0) with policy.collect.n_sample set, or "
+                          f"policy.learn.lr_decay=True and policy.learn.decay_env_steps)")
+    return {'policy.learn.lr_decay': True, 'policy.learn.decay_env_steps': value['epoch_num'] * n_sample}
+
+
+def _ppg_epochs(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's PPG runs actor and critic epochs apart; tidal's policy phase trains both in each epoch."""
+    learn = main['policy']['learn']
+    actor, critic = learn.get('actor_epoch_per_collect', 1), learn.get('critic_epoch_per_collect', 1)
+    if actor != critic:
+        raise ConfigError(f"config keys 'policy.learn.actor_epoch_per_collect' ({actor}) and "
+                          f"'policy.learn.critic_epoch_per_collect' ({critic}) differ: tidal's PPG trains the policy "
+                          f"and the value in the same epochs (policy.learn.epoch_per_collect); make them equal")
+    return {'policy.learn.epoch_per_collect': value}
+
+
 SIZES_WHY = ("the same layers as DI-engine's: encoder_hidden_size_list (or one input layer), then head_layer_num "
              "more of head_hidden_size")
-_SIZES_README = (SIZES_WHY + "; PPO's actor_critic gets them as policy.model.encoder_hidden_sizes (its critic "
-                 "layout must equal the actor's); keys left out take DI-engine's defaults (64, 1 layer; PPO's "
-                 "encoder [128, 128, 64])")
+_SIZES_README = (SIZES_WHY + "; PPO's and PPG's networks get them as policy.model.encoder_hidden_sizes (actor) and "
+                 "value_encoder_hidden_sizes (critic, where it differs; share_encoder=False only); keys left out take "
+                 "DI-engine's defaults (64, 1 layer; PPO's and PPG's encoder [128, 128, 64], shared; PPG's actor head "
+                 "2 layers)")
+_RESUME = 'continue a run with tidal resume RUN_DIR; tidal loads no checkpoint into a new run'
+_LOGGING = "DI-engine's logging and tracking options; tidal's buffer logs its own"
 
 KEY_RULES: tuple[KeyRule, ...] = (
     # env
@@ -127,88 +174,182 @@ KEY_RULES: tuple[KeyRule, ...] = (
                                              "with policy.normalize.reward"),
     KeyRule('env.rew_clip', 'ignore', why='tidal does not clip rewards'),
     KeyRule('env.replay_path', 'ignore', why='tidal records no episode videos'),
-    # policy
+    KeyRule('env.save_replay_gif', 'ignore', why='tidal records no episode videos'),
+    KeyRule('env.replay_path_gif', 'ignore', why='tidal records no episode videos'),
+    KeyRule('env.action_clip', 'ignore', why="tidal's policies act within the env's bounds (tanh-squashed or "
+                                              "clipped)"),
+    # policy, every type
     KeyRule('policy.cuda', 'convert', 'policy.device', "cuda=True (without policy.device) is CUDA when available, "
                                                       "as in DI-engine; False is tidal's own key", _cuda),
-    KeyRule('policy.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several learner processes)'),
+    KeyRule('policy.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several '
+                                              'learner processes)'),
     KeyRule('policy.on_policy', 'ignore', why="tidal picks the pipeline from the policy type"),
     KeyRule('policy.transition_with_policy_data', 'ignore', why="each policy's process_transition decides what a "
                                                                 "transition keeps"),
-    KeyRule('policy.action_space', 'ignore', why="the env's action space decides it (policy.model.action_space is "
-                                                 "filled from the env)"),
-    KeyRule('policy.recompute_adv', 'ignore', why='tidal computes GAE once per rollout, before the epochs'),
-    KeyRule('policy.nstep', 'convert', '', "tidal's SAC uses 1-step TD targets (other values are refused)",
-            _one_step),
-    KeyRule('policy.discount_factor', 'ignore', why="DI-engine's SAC reads learn.discount_factor, as tidal does"),
-    KeyRule('policy.expert_random_collect_size', 'ignore', why="tidal's SQIL reads demonstrations from "
-                                                               "policy.expert_data_path (tidal collect-demos)"),
+    KeyRule('policy.load_path', 'ignore', why="DI-engine's serial pipelines do not read it (its eval entries do); "
+                                              "tidal eval --ckpt PATH evaluates saved weights"),
     KeyRule('policy.command', 'ignore', why='DI-engine command-mode settings; tidal has no command mode'),
-    KeyRule('policy.model.actor_head_hidden_size', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.actor_head_layer_num', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.critic_head_hidden_size', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.critic_head_layer_num', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.encoder_hidden_size_list', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.actor_head_type', 'ignore', why="tidal's SAC actor is always a reparameterized "
-                                                          "tanh-Gaussian"),
-    KeyRule('policy.model.sigma_type', 'ignore', why="tidal's PPO Gaussian has a learned, state-independent log std"),
-    KeyRule('policy.model.bound_type', 'ignore', why="tidal's PPO clips its Gaussian actions to the env's bounds"),
-    KeyRule('policy.learn.value_network', 'convert', '', "False is tidal's 'sac'; True is policy type 'sac_v'",
-            _no_value_network),
-    KeyRule('policy.learn.reparameterization', 'ignore', why="tidal's SAC always uses the reparameterization trick"),
-    KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several learner processes)'),
-    KeyRule('policy.learn.value_norm', 'ignore', why="tidal's PPO does not normalize value targets (see "
-                                                     "policy.normalize.reward)"),
-    KeyRule('policy.learn.ppo_param_init', 'rename', 'policy.model.orthogonal_init', 'orthogonal init of the '
-                                                                                   "actor-critic's layers"),
-    KeyRule('policy.learn.grad_clip_type', 'convert', '', "tidal clips the global gradient norm "
-                                                         "(learn.grad_clip_norm), which 'clip_norm' names; other "
-                                                         "types are refused", _clip_norm),
-    KeyRule('policy.learn.grad_clip_value', 'rename', 'policy.learn.grad_clip_norm', 'the global gradient norm'),
+    KeyRule('policy.model.norm_type', 'convert', '', "tidal's networks have no normalization layers (None only)",
+            _only('policy.model.norm_type', None, "tidal's networks have no normalization layers; remove it")),
+    KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several '
+                                                    'learner processes)'),
+    KeyRule('policy.learn.resume_training', 'convert', '', f'False starts afresh, as tidal does; True: {_RESUME}',
+            _only('policy.learn.resume_training', False, _RESUME)),
     KeyRule('policy.learn.learner.hook.log_show_after_iter', 'rename', 'policy.learn.learner.log_freq',
             'train iterations between log lines'),
     KeyRule('policy.learn.learner.hook.save_ckpt_after_iter', 'rename', 'policy.learn.learner.save_ckpt_freq',
             'train iterations between checkpoints'),
-    KeyRule('policy.learn.learner.hook.load_ckpt_before_run', 'ignore', why='continue a run with tidal resume RUN_DIR'),
-    KeyRule('policy.collect.noise_sigma', 'ignore', why='SAC explores by sampling its own Gaussian'),
-    KeyRule('policy.collect.collector_logit', 'ignore', why="each policy's process_transition decides what a "
-                                                            "transition keeps"),
-    KeyRule('policy.collect.model_path', 'ignore', why="tidal's SQIL reads demonstrations recorded with tidal "
-                                                       "collect-demos from policy.expert_data_path"),
-    KeyRule('policy.collect.env_num', 'ignore', why='env.collector_env_num sets it'),
+    KeyRule('policy.learn.learner.hook.load_ckpt_before_run', 'convert', '', f"'' loads nothing; a path: {_RESUME}",
+            _only('policy.learn.learner.hook.load_ckpt_before_run', None, _RESUME)),
     KeyRule('policy.collect.collector', 'ignore', why="DI-engine collector options; tidal's collector takes none"),
+    KeyRule('policy.collect.env_num', 'ignore', why='env.collector_env_num sets it'),
+    KeyRule('policy.collect.collector_env_num', 'ignore', why='env.collector_env_num sets it'),
     KeyRule('policy.eval.env_num', 'ignore', why='env.evaluator_env_num sets it'),
     KeyRule('policy.eval.evaluator.n_episode', 'rename', 'env.n_evaluator_episode', 'episodes per evaluation'),
     KeyRule('policy.other.replay_buffer.max_use', 'ignore', why="tidal's buffer overwrites the oldest data only"),
     KeyRule('policy.other.replay_buffer.max_staleness', 'ignore', why="tidal's buffer overwrites the oldest data "
                                                                       "only"),
     KeyRule('policy.other.replay_buffer.deepcopy', 'ignore', why="tidal's buffer stores columns, never objects"),
-    KeyRule('policy.other.replay_buffer.enable_track_used_data', 'ignore', why="tidal's buffer does not track use"),
-    KeyRule('policy.other.replay_buffer.periodic_thruput_seconds', 'ignore', why="tidal's buffer logs no throughput"),
+    KeyRule('policy.other.replay_buffer.enable_track_used_data', 'ignore', why=_LOGGING),
+    KeyRule('policy.other.replay_buffer.periodic_thruput_seconds', 'ignore', why=_LOGGING),
+    # SAC, discrete SAC, SQIL-SAC, MASAC
+    KeyRule('policy.nstep', 'convert', '', "tidal's SAC learns from 1-step TD targets (other values are refused)",
+            _only('policy.nstep', 1, "tidal's SAC learns from 1-step TD targets; set it to 1 or remove it"),
+            SAC_FAMILY),
+    KeyRule('policy.discount_factor', 'ignore', why="DI-engine's SAC reads learn.discount_factor, as tidal does",
+            policies=SAC_FAMILY),
+    KeyRule('policy.expert_random_collect_size', 'ignore', why="tidal's SQIL reads demonstrations from "
+                                                               "policy.expert_data_path (tidal collect-demos)",
+            policies=SAC_FAMILY),
+    KeyRule('policy.model.actor_head_hidden_size', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.actor_head_layer_num', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.critic_head_hidden_size', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.critic_head_layer_num', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.encoder_hidden_size_list', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.activation', 'convert', 'policy.model.activation',
+            f"torch.nn modules and classes become tidal's activation names ({', '.join(ACTIVATIONS.values())})"),
+    KeyRule('policy.model.actor_head_type', 'ignore', why="tidal's SAC actor is always a reparameterized "
+                                                          "tanh-Gaussian", policies=SAC_FAMILY),
+    KeyRule('policy.model.share_encoder', 'convert', '', "DI-engine's QAC default; tidal's SAC actor and critics "
+                                                         "never share layers (True is refused)",
+            _only('policy.model.share_encoder', False, "tidal's SAC actor and critics never share layers"),
+            SAC_FAMILY),
+    KeyRule('policy.learn.value_network', 'convert', '', "False is tidal's 'sac'; True is policy type 'sac_v'",
+            _only('policy.learn.value_network', False, "SAC with a state-value network is tidal's policy type "
+                                                       "'sac_v'; set create_config.policy.type='sac_v' and remove it"),
+            SAC_FAMILY),
+    KeyRule('policy.learn.reparameterization', 'ignore', why="tidal's SAC always uses the reparameterization trick",
+            policies=SAC_FAMILY),
+    KeyRule('policy.collect.noise_sigma', 'ignore', why='SAC explores by sampling its own Gaussian',
+            policies=SAC_FAMILY),
+    KeyRule('policy.collect.collector_logit', 'ignore', why="each policy's process_transition decides what a "
+                                                            "transition keeps", policies=SAC_FAMILY),
+    KeyRule('policy.collect.model_path', 'ignore', why="tidal's SQIL reads demonstrations recorded with tidal "
+                                                       "collect-demos from policy.expert_data_path",
+            policies=SAC_FAMILY),
+    # PPO and PPG
+    KeyRule('policy.action_space', 'ignore', why="DI-engine's PPO reads it beside policy.model.action_space, which "
+                                                 "tidal fills from the env", policies=PPO_FAMILY),
+    KeyRule('policy.recompute_adv', 'ignore', why='tidal computes GAE once per rollout, before the epochs',
+            policies=PPO_FAMILY),
+    KeyRule('policy.nstep_return', 'convert', '', "tidal's PPO fits GAE returns (True is refused)",
+            _only('policy.nstep_return', False, "tidal's PPO fits GAE returns; remove it"), PPO_FAMILY),
+    KeyRule('policy.multi_agent', 'convert', '', "tidal's PPO is single-agent (True, MAPPO, is refused)",
+            _only('policy.multi_agent', False, "tidal has no multi-agent PPO; its multi-agent policies are sac and "
+                                               "discrete_sac"), PPO_FAMILY),
+    KeyRule('policy.model.sigma_type', 'convert', '', "'independent' is tidal's learned state-independent log std; "
+                                                      "other types are refused",
+            _only('policy.model.sigma_type', 'independent', "tidal's PPO Gaussian has a learned, state-independent "
+                                                            "log std ('independent')"), PPO_FAMILY),
+    KeyRule('policy.model.fixed_sigma_value', 'ignore', why="read only with sigma_type 'fixed', which is refused",
+            policies=PPO_FAMILY),
+    KeyRule('policy.model.bound_type', 'ignore', why="tidal's PPO clips its Gaussian actions to the env's bounds",
+            policies=PPO_FAMILY),
+    KeyRule('policy.model.impala_cnn_encoder', 'convert', '', "tidal's image encoder is its own CNN (True is "
+                                                              "refused)",
+            _only('policy.model.impala_cnn_encoder', False, "tidal has no IMPALA encoder"), PPO_FAMILY),
+    KeyRule('policy.learn.value_norm', 'ignore', why="tidal does not normalize value targets (see "
+                                                     "policy.normalize.reward)", policies=PPO_FAMILY),
+    KeyRule('policy.learn.ppo_param_init', 'rename', 'policy.model.orthogonal_init', "orthogonal init of the "
+                                                                                   "actor-critic's layers",
+            policies=PPO_FAMILY),
+    KeyRule('policy.learn.grad_clip_type', 'convert', '', "tidal clips the global gradient norm "
+                                                         "(learn.grad_clip_norm), which 'clip_norm' names; other "
+                                                         "types are refused",
+            _only('policy.learn.grad_clip_type', 'clip_norm', "tidal clips the gradient norm only ('clip_norm', with "
+                                                              "learn.grad_clip_value as policy.learn.grad_clip_norm)"),
+            PPO_FAMILY),
+    KeyRule('policy.learn.grad_clip_value', 'rename', 'policy.learn.grad_clip_norm', 'the global gradient norm',
+            policies=PPO_FAMILY),
+    KeyRule('policy.learn.lr_scheduler', 'convert', 'policy.learn.lr_decay',
+            "DI-engine's linear decay to min_lr_lambda=0 over epoch_num collections is tidal's lr_decay over "
+            "epoch_num * collect.n_sample env steps; None keeps the rate; min_lr_lambda > 0 is refused",
+            _lr_schedule, PPO_FAMILY),
+    KeyRule('policy.learn.kl_type', 'ignore', why="it picks the estimator of DI-engine's logged approximate KL; "
+                                                  "tidal logs its own", policies=PPO_FAMILY),
+    KeyRule('policy.learn.kl_beta', 'convert', '', "0 is the clipped objective alone, as tidal's; a KL penalty is "
+                                                   "refused",
+            _only('policy.learn.kl_beta', 0.0, "tidal's PPO has no KL penalty term"), PPO_FAMILY),
+    KeyRule('policy.learn.pretrained_model_path', 'convert', '', f"None loads nothing; a path: {_RESUME}",
+            _only('policy.learn.pretrained_model_path', None, _RESUME), PPO_FAMILY),
+    KeyRule('policy.learn.actor_epoch_per_collect', 'convert', 'policy.learn.epoch_per_collect',
+            "tidal's PPG trains the policy and the value in the same epochs; DI-engine's actor and critic epochs "
+            "must be equal", _ppg_epochs, ('ppg',)),
+    KeyRule('policy.learn.critic_epoch_per_collect', 'convert', 'policy.learn.epoch_per_collect',
+            "tidal's PPG trains the policy and the value in the same epochs; DI-engine's actor and critic epochs "
+            "must be equal", _ppg_epochs, ('ppg',)),
+    KeyRule('policy.learn.aux_freq', 'rename', 'policy.aux.interval', 'rollouts between auxiliary phases',
+            policies=('ppg',)),
+    KeyRule('policy.learn.aux_train_epoch', 'rename', 'policy.aux.num_updates_per_train_iter',
+            'epochs over the stored rollouts per auxiliary phase', policies=('ppg',)),
+    KeyRule('policy.learn.aux_bc_weight', 'rename', 'policy.aux.policy_kl_loss_weight',
+            "the weight of the behaviour-cloning KL that keeps the policy in the auxiliary phase", policies=('ppg',)),
 )
 
+#: DI-engine's PettingZoo env keys -> what tidal's 'pettingzoo' env does with them (dingcompat applies these).
+PETTING_ZOO_KEYS = {
+    'env.env_family': "with env_id, the PettingZoo module: 'mpe' and 'simple_spread_v2' are env.env_id "
+                      "'mpe2.simple_spread_v3'",
+    'env.env_id': "with env_family, the PettingZoo module, at mpe2's current version",
+    'env.n_agent': 'env.env_kwargs.N',
+    'env.n_landmark': "MPE's simple_spread has one landmark per agent: it must equal n_agent",
+    'env.max_cycles': 'env.env_kwargs.max_cycles',
+    'env.continuous_actions': 'env.env_kwargs.continuous_actions',
+    'env.agent_obs_only': "False only: tidal's multi-agent policies read agent_state, global_state and action_mask",
+    'env.agent_specific_global_state': "ignored: tidal's critic reads the env's global state beside a one-hot "
+                                       "agent id, which tells it whose value it scores",
+    'policy.model.global_obs_shape': "ignored: it sizes DI-engine's global state; tidal's is the env's state(), "
+                                     "whose size the env fills in",
+}
+
 #: Keys DI-engine and tidal spell and read the same way (listed in the README only).
-SAME_KEYS = ('exp_name', 'seed', 'env.collector_env_num', 'env.evaluator_env_num', 'env.n_evaluator_episode',
-             'env.stop_value', 'policy.priority', 'policy.priority_IS_weight', 'policy.random_collect_size',
-             'policy.model.obs_shape', 'policy.model.action_shape', 'policy.model.twin_critic',
-             'policy.model.share_encoder', 'policy.learn.update_per_collect', 'policy.learn.batch_size',
+SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.evaluator_env_num',
+             'env.n_evaluator_episode', 'env.stop_value', 'policy.priority', 'policy.priority_IS_weight',
+             'policy.random_collect_size', 'policy.multi_agent (SAC)', 'policy.model.obs_shape',
+             'policy.model.action_shape', 'policy.model.agent_obs_shape', 'policy.model.twin_critic',
+             'policy.model.share_encoder (PPO, PPG)', 'policy.learn.update_per_collect', 'policy.learn.batch_size',
              'policy.learn.learning_rate_q', 'policy.learn.learning_rate_policy', 'policy.learn.learning_rate_alpha',
              'policy.learn.target_theta', 'policy.learn.discount_factor', 'policy.learn.alpha',
-             'policy.learn.auto_alpha', 'policy.learn.target_entropy', 'policy.learn.init_w',
+             'policy.learn.auto_alpha', 'policy.learn.log_space', 'policy.learn.target_entropy', 'policy.learn.init_w',
              'policy.learn.ignore_done', 'policy.learn.epoch_per_collect', 'policy.learn.learning_rate',
              'policy.learn.clip_ratio', 'policy.learn.value_weight', 'policy.learn.entropy_weight',
              'policy.learn.adv_norm', 'policy.collect.n_sample', 'policy.collect.unroll_len',
              'policy.collect.discount_factor', 'policy.collect.gae_lambda', 'policy.eval.evaluator.eval_freq',
-             'policy.other.replay_buffer.replay_buffer_size')
+             'policy.other.eps (discrete SAC)', 'policy.other.replay_buffer.replay_buffer_size')
 
 
 # ----- README ----------------------------------------------------------------------------------------
 def markdown_tables() -> str:
-    """The README's tables of DI-engine env types and keys, generated from ENV_TYPES and KEY_RULES."""
-    lines = ['| DI-engine env type | tidal (env type `gym`) `env.env_id` | note |', '|---|---|---|']
+    """The README's tables of DI-engine env types and keys, generated from the tables above."""
+    lines = ['| DI-engine env type | tidal env | note |', '|---|---|---|']
     for name, env in ENV_TYPES.items():
+        if env.refused:
+            lines.append(f'| `{name}` | refused | {env.note} |')
+            continue
         kwargs = ''.join(f', `env_kwargs.{key}={value!r}`' for key, value in env.env_kwargs)
-        lines.append(f"| `{name}` | {f'`{env.env_id}`' if env.env_id else '-'}{kwargs} | {env.note} |")
-    lines += ['', '| DI-engine key | tidal | why |', '|---|---|---|']
+        env_id = f'`{env.env_id}`' if env.env_id else "the config's"
+        lines.append(f"| `{name}` | `{env.tidal_type}`, env_id {env_id}{kwargs} | {env.note} |")
+    lines += ['', '| DI-engine key | policies | tidal | why |', '|---|---|---|---|']
     for rule in KEY_RULES:
         if rule.action == 'ignore':
             what = 'ignored'
@@ -216,8 +357,9 @@ def markdown_tables() -> str:
             what = f'`{rule.target}`' + (' (converted)' if rule.action == 'convert' else '')
         else:
             what = 'checked, then dropped'
-        lines.append(f'| `{rule.path}` | {what} | {rule.why} |')
-    lines.append("| `policy.model.action_space` | same key for PPO ('discrete', 'continuous'); QAC's "
+        lines.append(f"| `{rule.path}` | {', '.join(rule.policies) or 'all'} | {what} | {rule.why} |")
+    lines.append("| `policy.model.action_space` | all | same key for PPO ('discrete', 'continuous'); QAC's "
                  "'reparameterization' is ignored | tidal's SAC actor is always a tanh-Gaussian |")
-    lines += [f'| `{key}` | same key | |' for key in SAME_KEYS]
+    lines += [f'| `{key}` (petting_zoo) | discrete_sac, sac | {what} | |' for key, what in PETTING_ZOO_KEYS.items()]
+    lines += [f'| `{key}` | | same key | |' for key in SAME_KEYS]
     return '\n'.join(lines) + '\n'

@@ -1,133 +1,188 @@
 """DI-engine configs as they are: its env types, key names and options, turned into tidal's before checking.
 
-`translate` applies the tables of `ding_tables` (`ENV_TYPES`: DI-engine env type -> the gymnasium id tidal's
-'gym' adapter makes; `KEY_RULES`: DI-engine key path -> renamed, converted or ignored, and why) to the
-user's main_config and create_config, and returns one notice per thing it did. Keys in neither table are
-left for the strict checks, which reject unknown ones with a did-you-mean. DI-engine's model head layout
-(`actor_head_hidden_size`, ...) becomes tidal's hidden-size lists here, since where it goes depends on the
-model the policy builds.
+`translate` applies the tables of `ding_tables` (`ENV_TYPES`: DI-engine env type -> tidal's env; `KEY_RULES`:
+DI-engine key path -> renamed, converted or ignored, and why, for the policy types a rule names) to the
+user's main_config and create_config, and records each thing it did in a `DingMapping`. Keys in neither
+table are left for the strict checks, which reject unknown ones with a did-you-mean. DI-engine's model
+layout (`actor_head_hidden_size`, ...) and its torch activation modules become tidal's hidden-size lists
+and activation names here, since where they go depends on the model the policy builds.
 """
 from __future__ import annotations
 
 import copy
 from typing import Any, Callable, Optional
 
-from tidal.config.ding_tables import ENV_TYPES, KEY_RULES, MUJOCO_ID, OLD_ENV_IDS, SIZES_WHY, KeyRule
 from tidal.base.errors import ConfigError
+from tidal.config.ding_report import LEFT_OUT, DingMapping
+from tidal.config.ding_tables import (ACTIVATIONS, ENV_TYPES, KEY_RULES, MPE_IDS, MUJOCO_ID, MUJOCO_OBS,
+                                      OLD_ENV_IDS, PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
 DING_PACKAGES = ('ding', 'dizoo')
 
 _MODEL_SIZE_KEYS = ('encoder_hidden_size_list', 'actor_head_hidden_size', 'actor_head_layer_num',
                     'critic_head_hidden_size', 'critic_head_layer_num')
-#: DI-engine's defaults of its head layout (QAC / DiscreteQAC / VAC), for the keys a config leaves out.
+#: DI-engine's defaults of its head layout (QAC / DiscreteQAC / VAC / PPG), for the keys a config leaves out.
 _HEAD_DEFAULTS = {'actor_head_hidden_size': 64, 'actor_head_layer_num': 1, 'critic_head_hidden_size': 64,
                   'critic_head_layer_num': 1}
+_PPG_HEAD_DEFAULTS = {**_HEAD_DEFAULTS, 'actor_head_layer_num': 2}
 _VAC_ENCODER_DEFAULT = [128, 128, 64]
 #: DI-engine's QAC `action_space` values, which name its actor head rather than the env's action space.
 _QAC_ACTION_SPACES = ('reparameterization', 'regression', 'hybrid')
+_ACTOR_PATHS = ('actor_hidden_sizes', 'encoder_hidden_sizes')
+_CRITIC_PATHS = ('critic_hidden_sizes', 'value_encoder_hidden_sizes')
+#: DI-engine's layout key -> tidal's hidden-size keys it is part of (where the model has them).
+_FED_BY = {'encoder_hidden_size_list': _ACTOR_PATHS + _CRITIC_PATHS, 'actor_head_hidden_size': _ACTOR_PATHS,
+           'actor_head_layer_num': _ACTOR_PATHS, 'critic_head_hidden_size': _CRITIC_PATHS,
+           'critic_head_layer_num': _CRITIC_PATHS}
+_DONE_DROPPED = 'checked, then dropped (it asks for what tidal does)'
 
 ModelAccepts = Callable[[str, dict], Optional[frozenset]]
 
 
-def translate(main: dict, create: dict, model_accepts: ModelAccepts) -> tuple[dict, dict, list[str]]:
-    """(main, create, notices): copies with DI-engine's env types, import names and keys turned into tidal's,
-    and one notice per thing done. `model_accepts(policy_type, policy_section)` names the arguments of the
-    model the policy will build (None: any), which decides where DI-engine's head sizes go."""
+def translate(main: dict, create: dict, model_accepts: ModelAccepts) -> tuple[dict, dict, DingMapping]:
+    """(main, create, mapping): copies with DI-engine's env types, import names and keys turned into tidal's,
+    and what was done to each. `model_accepts(policy_type, policy_section)` names the arguments of the model
+    the policy will build (None: any), which decides where DI-engine's head sizes go."""
+    original = copy.deepcopy(main)
     main, create = copy.deepcopy(main), copy.deepcopy(create)
-    notices: list[str] = []
-    _translate_create(main, create, notices)
-    _translate_model(main, create, model_accepts, notices)
+    mapping = DingMapping()
+    _translate_create(main, create, mapping)
+    mapping.policy_type = policy_type = str(_get(create, 'policy.type') or _get(main, 'policy.type') or '')
+    _translate_model(main, create, model_accepts, mapping)
     for rule in KEY_RULES:
-        if rule.path.startswith('policy.model.') and rule.action == 'convert':
-            continue  # done together by _translate_model
+        if rule.convert is None and rule.action == 'convert' or not rule.holds_for(policy_type):
+            continue  # model layouts and activations are done by _translate_model
         found, value = _pop(main, rule.path, dry_run=True)
         if found:
-            _apply(main, rule, value, notices)
-    return main, create, notices
+            _apply(main, original, rule, value, mapping)
+    return main, create, mapping
 
 
-def _apply(main: dict, rule: KeyRule, value: Any, notices: list[str]) -> None:
+def _apply(main: dict, original: dict, rule: KeyRule, value: Any, mapping: DingMapping) -> None:
     if rule.action == 'ignore':
         _pop(main, rule.path)
-        notices.append(f"ignored DI-engine key '{rule.path}' ({value!r}): {rule.why}")
+        mapping.add(rule.path, value, 'ignored', rule.why, ignored=True)
         return
     if rule.action == 'rename':
         updates = {rule.target: value}
     else:
         assert rule.convert is not None, f"KeyRule '{rule.path}' ({rule.action}) has no convert"
-        converted = rule.convert(value, main)
+        converted = rule.convert(value, original)
         if converted is None:
             return  # a value tidal reads as it is
         updates = converted
     _pop(main, rule.path)
     for path, new in updates.items():
         _set(main, path, new, rule.path)
-    if rule.action == 'rename':
-        notices.append(f"DI-engine key '{rule.path}' is tidal's '{rule.target}': set it to {value!r}")
-    elif updates:
-        done = ', '.join(f"'{path}' = {new!r}" for path, new in updates.items())
-        notices.append(f"DI-engine key '{rule.path}' ({value!r}) became {done}: {rule.why}")
+    if updates:
+        mapping.add(rule.path, value, _became(updates), rule.why)
     else:
-        notices.append(f"dropped DI-engine key '{rule.path}' ({value!r}): {rule.why}")
+        mapping.add(rule.path, value, _DONE_DROPPED, rule.why, ignored=True)
+
+
+def _became(updates: dict) -> str:
+    return '-> ' + ', '.join(f"'{path}' = {new!r}" for path, new in updates.items())
 
 
 # ----- create_config and the env section -------------------------------------------------------------
-def _translate_create(main: dict, create: dict, notices: list[str]) -> None:
+def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
     for section in ('env', 'policy'):
         names = _get(create, f'{section}.import_names')
         if isinstance(names, list):
             kept = [name for name in names if not _is_ding_module(name)]
-            instead = 'its gym adapter makes the env' if section == 'env' else 'its own policies are registered'
+            instead = 'its env adapters make the env' if section == 'env' else 'its own policies are registered'
             for name in names:
                 if name not in kept:
-                    notices.append(f"dropped create_config.{section}.import_names entry '{name}': a DI-engine "
-                                   f"module, which tidal does not import ({instead})")
+                    mapping.add(f'create_config.{section}.import_names', name, 'dropped',
+                                f'a DI-engine module, which tidal does not import ({instead})', ignored=True)
             create[section]['import_names'] = kept
+    policy_type = _get(create, 'policy.type') or _get(main, 'policy.type')
+    if isinstance(policy_type, str) and policy_type in POLICY_TYPES_REFUSED:
+        raise ConfigError(f"DI-engine policy type '{policy_type}' is not supported: "
+                          f"{POLICY_TYPES_REFUSED[policy_type]}")
     manager = _get(create, 'env_manager.type')
     if manager == 'async_subprocess':
         create['env_manager']['type'] = 'subprocess'
-        notices.append("DI-engine env manager 'async_subprocess' runs as tidal's 'subprocess' (one process per env)")
+        mapping.add('create_config.env_manager.type', manager, "-> 'subprocess'", 'one process per env')
     if 'replay_buffer' in create:
-        notices.append(f"ignored create_config.replay_buffer ({create.pop('replay_buffer')!r}): tidal's replay "
-                       f"buffer is set by policy.priority and policy.other.replay_buffer")
+        mapping.add('create_config.replay_buffer', create.pop('replay_buffer'), 'ignored', "tidal's replay buffer "
+                    "is set by policy.priority and policy.other.replay_buffer", ignored=True)
     env_type = _get(main, 'env.type') or _get(create, 'env.type')  # main_config's wins, as in compile_config
     if isinstance(env_type, str) and env_type in ENV_TYPES:
-        _translate_env(env_type, main, create, notices)
+        if ENV_TYPES[env_type].refused:
+            raise ConfigError(f"DI-engine env type '{env_type}' (env.env_id {_get(main, 'env.env_id')!r}) is not "
+                              f"supported: {ENV_TYPES[env_type].note}")
+        env = main.setdefault('env', {})
+        if isinstance(env, dict):  # else the strict checks name the wrong type
+            translated = _petting_zoo_env(main, mapping) if env_type == 'petting_zoo' else \
+                _gym_env(env_type, main, mapping)
+            for env_section in (env, create.get('env')):
+                if isinstance(env_section, dict) and 'type' in env_section:
+                    env_section['type'] = ENV_TYPES[env_type].tidal_type
+            mapping.add('env.type', env_type, _became({'env.type': ENV_TYPES[env_type].tidal_type, **translated}),
+                        ENV_TYPES[env_type].note)
     if _get(create, 'policy.type') == 'sac' and (_has(main, 'policy.expert_random_collect_size')
                                                  or _has(main, 'policy.collect.model_path')):
         create['policy']['type'] = 'sqil_sac'
-        notices.append("DI-engine's SQIL config (policy type 'sac' with SQIL's expert keys) runs as tidal's policy "
-                       "type 'sqil_sac'")
+        mapping.add('create_config.policy.type', 'sac', "-> 'sqil_sac'", "DI-engine's SQIL config is policy type "
+                    "'sac' with SQIL's expert keys (expert_random_collect_size, collect.model_path)")
 
 
-def _translate_env(env_type: str, main: dict, create: dict, notices: list[str]) -> None:
-    env = main.setdefault('env', {})
-    if not isinstance(env, dict):
-        return  # the strict checks name the wrong type
+def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
+    """Sets env_id and env_kwargs of tidal's gym adapter for DI-engine's `env_type`; returns what it set."""
+    env = main['env']
     given = env.get('env_id')
-    if env_type == 'atari':
-        raise ConfigError(f"DI-engine env type 'atari' (env.env_id {given!r}) is not supported: "
-                          f"{ENV_TYPES['atari'].note}")
     if env_type == 'mujoco':
         if not given:
             raise ConfigError("DI-engine env type 'mujoco' needs env.env_id, e.g. 'Hopper-v3'")
-        env_id = MUJOCO_ID.sub(lambda match: f'{match.group(1)}-v5', given)
-        kwargs: dict = {}
+        env_id, kwargs = MUJOCO_ID.sub(lambda match: f'{match.group(1)}-v5', given), {}
+        old_obs = MUJOCO_OBS.get(env_id.split('-')[0])
+        if old_obs is not None and _get(main, 'policy.model.obs_shape') == old_obs[0]:
+            _pop(main, 'policy.model.obs_shape')
+            mapping.add('policy.model.obs_shape', old_obs[0], 'dropped: the env fills it in', old_obs[1],
+                        ignored=True)
     else:
         env_id, kwargs = OLD_ENV_IDS.get(given, (given, {})) if given else \
             (ENV_TYPES[env_type].env_id, dict(ENV_TYPES[env_type].env_kwargs))
-    for section in (env, create.get('env')):
-        if isinstance(section, dict) and 'type' in section:
-            section['type'] = 'gym'
     env['env_id'] = env_id
-    renamed = f" (DI-engine's env.env_id {given!r}, gymnasium's current version)" if given and given != env_id else ''
-    notices.append(f"DI-engine env type '{env_type}' runs as tidal's env type 'gym' with env.env_id="
-                   f"'{env_id}'{renamed}")
+    done = {'env.env_id': env_id}
     for key, value in kwargs.items():
         _set(main, f'env.env_kwargs.{key}', value, 'env.env_id')
-        notices.append(f"DI-engine's {f'env id {given!r}' if given else f'env type {env_type!r}'} sets "
-                       f"env.env_kwargs.{key}={value!r}")
+        done[f'env.env_kwargs.{key}'] = value
+    return done
+
+
+def _petting_zoo_env(main: dict, mapping: DingMapping) -> dict:
+    """DI-engine's MPE simple_spread as tidal's 'pettingzoo' env type: mpe2's env, every agent rewarded by the
+    team as DI-engine's env does. Returns what it set; the keys it drops are noted in `mapping`."""
+    env = main['env']
+    family, given = env.pop('env_family', None), env.pop('env_id', None)
+    if family not in (None, 'mpe') or given not in (None, *MPE_IDS):
+        raise ConfigError(f"DI-engine env type 'petting_zoo' builds only MPE's simple_spread; got env.env_family "
+                          f"{family!r}, env.env_id {given!r}: use tidal's env type 'pettingzoo' with a PettingZoo "
+                          f"module as env.env_id")
+    n_agent, n_landmark = env.pop('n_agent', None), env.pop('n_landmark', None)
+    if not isinstance(n_agent, int) or isinstance(n_agent, bool) or n_agent < 1:
+        raise ConfigError(f"config key 'env.n_agent' must be an int >= 1 (DI-engine's petting_zoo env), got "
+                          f"{n_agent!r}")
+    if n_landmark is not None and n_landmark != n_agent:
+        raise ConfigError(f"config key 'env.n_landmark' is {n_landmark!r} but env.n_agent is {n_agent}: "
+                          f"{PETTING_ZOO_KEYS['env.n_landmark']}")
+    if env.pop('agent_obs_only', False):
+        raise ConfigError(f"config key 'env.agent_obs_only' is True: {PETTING_ZOO_KEYS['env.agent_obs_only']}")
+    for path in ('env.agent_specific_global_state', 'policy.model.global_obs_shape'):
+        found, value = _pop(main, path)
+        if found:
+            mapping.add(path, value, 'ignored', PETTING_ZOO_KEYS[path].split(': ', 1)[1], ignored=True)
+    done: dict = {'env.env_id': MPE_IDS.get(given or '', 'mpe2.simple_spread_v3'), 'env.env_kwargs.N': n_agent}
+    for key in ('max_cycles', 'continuous_actions'):
+        if key in env:
+            done[f'env.env_kwargs.{key}'] = env.pop(key)
+    done.update({'env.team_reward': env.pop('team_reward', True), 'env.reward_scale': env.pop('reward_scale', 2.0)})
+    for path, value in done.items():
+        _set(main, path, value, 'env.type')
+    return done
 
 
 def _is_ding_module(name: Any) -> bool:
@@ -135,22 +190,30 @@ def _is_ding_module(name: Any) -> bool:
 
 
 # ----- model ---------------------------------------------------------------------------------------
-def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, notices: list[str]) -> None:
+def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, mapping: DingMapping) -> None:
     model = _get(main, 'policy.model')
     if not isinstance(model, dict):
         return
     if model.get('action_space') in _QAC_ACTION_SPACES:
-        value = model.pop('action_space')
-        notices.append(f"ignored DI-engine key 'policy.model.action_space' ({value!r}): it names DI-engine's QAC "
-                       f"actor head; tidal's SAC actor is always a reparameterized tanh-Gaussian")
+        mapping.add('policy.model.action_space', model.pop('action_space'), 'ignored', "it names DI-engine's QAC "
+                    "actor head; tidal's SAC actor is always a reparameterized tanh-Gaussian", ignored=True)
+    if 'activation' in model and not isinstance(model['activation'], str):
+        given = model['activation']
+        model['activation'] = _activation_name(given)
+        mapping.add('policy.model.activation', given, _became({'policy.model.activation': model['activation']}),
+                    "tidal's models take an activation by name")
     given = {key: model[key] for key in _MODEL_SIZE_KEYS if key in model}
-    if not given:
-        return
-    policy_type = _get(create, 'policy.type') or _get(main, 'policy.type') or ''
+    if not given and not any(note.key == 'env.type' for note in mapping.notes):
+        return  # a tidal config: its model keeps tidal's defaults
+    policy_type = mapping.policy_type
     policy = dict(main.get('policy') or {})
     policy['import_names'] = list(_get(create, 'policy.import_names') or []) + list(policy.get('import_names') or [])
     accepted = model_accepts(policy_type, policy)
-    sizes = _model_sizes(given, accepted)
+    if accepted is not None and 'activation' in accepted and 'activation' not in model:
+        model['activation'] = 'relu'
+        mapping.add('policy.model.activation', LEFT_OUT, "-> 'policy.model.activation' = 'relu'",
+                    "DI-engine's models default to nn.ReLU()")
+    sizes = _model_sizes(given, accepted, model.get('share_encoder'), policy_type)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
     for key in given:
@@ -160,19 +223,38 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, noti
             raise ConfigError(f"policy.model.{path} is set and so is DI-engine's {', '.join(given)}, which give "
                               f"{value!r}; keep one of them")
         model[path] = value
+    if sizes.get('share_encoder') is True:
+        mapping.add('policy.model.share_encoder', LEFT_OUT, "-> 'policy.model.share_encoder' = True",
+                    "DI-engine's VAC and PPG models share their encoder unless told otherwise")
+    layouts = {path: value for path, value in sizes.items() if path != 'share_encoder'}
+    if not given:
+        mapping.add('policy.model (layout)', LEFT_OUT, _became({f'policy.model.{path}': value
+                                                                     for path, value in layouts.items()}),
+                    "DI-engine's default layout of the model, as DI-engine builds it")
     for key, value in given.items():
-        fed = [path for path in sizes if key == 'encoder_hidden_size_list' or path.startswith(key.split('_')[0])]
-        done = ' and '.join(f"'policy.model.{path}' = {sizes[path]!r}" for path in fed or sizes)
-        notices.append(f"DI-engine key 'policy.model.{key}' ({value!r}) is part of {done}: {SIZES_WHY}")
+        fed = [path for path in layouts if path in _FED_BY[key]] or list(layouts)
+        done = ' and '.join(f"'policy.model.{path}' = {layouts[path]!r}" for path in fed)
+        mapping.add(f'policy.model.{key}', value, f'-> part of {done}', SIZES_WHY)
 
 
-def _model_sizes(given: dict, accepted: Optional[frozenset]) -> Optional[dict]:
+def _activation_name(value: Any) -> str:
+    """tidal's name of a torch.nn activation, given as a module (nn.Tanh()) or a class (nn.Tanh)."""
+    cls = value if isinstance(value, type) else type(value)
+    if cls.__module__.startswith('torch.nn') and cls.__name__ in ACTIVATIONS:
+        return ACTIVATIONS[cls.__name__]
+    raise ConfigError(f"config key 'policy.model.activation' holds {value!r}; tidal's models take "
+                      f"{', '.join(f'nn.{name}' for name in ACTIVATIONS)} (or their names: "
+                      f"{', '.join(ACTIVATIONS.values())})")
+
+
+def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Optional[bool],
+                 policy_type: str) -> Optional[dict]:
     """tidal's hidden sizes for DI-engine's head layout: an encoder (`encoder_hidden_size_list`, absent in
     QAC) feeding a head of `hidden_size` with `layer_num` more layers of that size; QAC has one input layer
     of the head's size instead of an encoder. None when the model takes DI-engine's own keys."""
     if accepted is None or any(key in accepted for key in given):
         return None
-    sizes = {**_HEAD_DEFAULTS, **given}
+    sizes = {**(_PPG_HEAD_DEFAULTS if policy_type == 'ppg' else _HEAD_DEFAULTS), **given}
     for key in ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'):
         _check_int(key, sizes[key], minimum=1 if key.endswith('size') else 0)
     encoder = given.get('encoder_hidden_size_list')
@@ -189,13 +271,18 @@ def _model_sizes(given: dict, accepted: Optional[frozenset]) -> Optional[dict]:
     if 'actor_hidden_sizes' in accepted and 'critic_hidden_sizes' in accepted:
         return {'actor_hidden_sizes': layers('actor', None), 'critic_hidden_sizes': layers('critic', None)}
     if 'encoder_hidden_sizes' in accepted:
-        actor = layers('actor', _VAC_ENCODER_DEFAULT)
-        critic = layers('critic', _VAC_ENCODER_DEFAULT)
+        actor, critic = layers('actor', _VAC_ENCODER_DEFAULT), layers('critic', _VAC_ENCODER_DEFAULT)
+        result: dict = {'encoder_hidden_sizes': actor}
+        if share_encoder is None:
+            share_encoder = result['share_encoder'] = True  # DI-engine's VAC and PPG default
         if critic != actor:
-            raise ConfigError(f"DI-engine's critic layout {critic} differs from its actor layout {actor}; tidal's "
-                              f"actor_critic gives both the same encoder_hidden_sizes: make the critic_head_* keys "
-                              f"equal to the actor_head_* ones")
-        return {'encoder_hidden_sizes': actor}
+            if share_encoder:
+                raise ConfigError(f"DI-engine's critic layout {critic} differs from its actor layout {actor} on a "
+                                  f"shared encoder (policy.model.share_encoder, True by default in DI-engine); tidal's "
+                                  f"shared encoder has one layout: set share_encoder=False or make the critic_head_* "
+                                  f"keys equal to the actor_head_* ones")
+            result['value_encoder_hidden_sizes'] = critic
+        return result
     return None
 
 

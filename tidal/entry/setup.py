@@ -10,6 +10,7 @@ from easydict import EasyDict
 
 from tidal.base.errors import ConfigError, TidalError
 from tidal.config import save_config
+from tidal.config.ding_report import write_ding_mapping
 from tidal.config.layered import ConfigInput, load_layered
 from tidal.worker.logger import write_summary
 
@@ -44,6 +45,7 @@ def new_run_folder(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: O
     try:
         # the config and the budget come first: a run killed before its first checkpoint can start again
         save_config(cfg, run_dir / 'config.yaml', sources)
+        write_ding_mapping(cfg, run_dir)
         write_summary(run_dir, {'outcome': 'starting', 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
     except OSError as err:
         shutil.rmtree(run_dir, ignore_errors=True)

@@ -35,20 +35,24 @@ class _PolicyValueNetwork(nn.Module):
                  share_encoder: bool = False, encoder_hidden_sizes: Sequence[int] = (64, 64),
                  activation: str = 'tanh', conv_channels: Sequence[int] = (16,),
                  conv_kernel_sizes: Sequence[int] = (3,), conv_strides: Sequence[int] = (1,),
-                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True) -> None:
+                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True,
+                 value_encoder_hidden_sizes: Optional[Sequence[int]] = None) -> None:
         super().__init__()
         self.action_dim, self.action_space = int(action_shape), action_space
+        if share_encoder and value_encoder_hidden_sizes is not None:
+            raise ValueError('value_encoder_hidden_sizes needs share_encoder=False: a shared encoder has one layout')
 
-        def encoder() -> tuple[Union[MLPEncoder, ConvEncoder], int]:
-            return build_encoder(obs_shape, encoder_hidden_sizes, activation, conv_channels, conv_kernel_sizes,
-                                 conv_strides, pixel_scale)
+        def encoder(hidden_sizes: Sequence[int]) -> tuple[Union[MLPEncoder, ConvEncoder], int]:
+            return build_encoder(obs_shape, hidden_sizes, activation, conv_channels, conv_kernel_sizes, conv_strides,
+                                 pixel_scale)
 
         # `encoder` feeds the policy (and the value too when shared); `value_encoder` is None then
-        self.encoder, feature_dim = encoder()
+        self.encoder, feature_dim = encoder(encoder_hidden_sizes)
         self.policy_head = build_policy_head(action_space, feature_dim, self.action_dim, log_std_init)
         self.value_encoder: Optional[nn.Module] = None
         if not share_encoder:
-            self.value_encoder, feature_dim = encoder()
+            value_sizes = encoder_hidden_sizes if value_encoder_hidden_sizes is None else value_encoder_hidden_sizes
+            self.value_encoder, feature_dim = encoder(value_sizes)
         self.value_head = nn.Linear(feature_dim, 1)
         if orthogonal_init:
             self.init_orthogonal()
@@ -86,8 +90,9 @@ class _PolicyValueNetwork(nn.Module):
 class ActorCritic(_PolicyValueNetwork):
     """PPO's network: a policy head and a value head, on separate encoders or one shared trunk.
 
-    With `share_encoder` both losses train the shared encoder. Images ([H, W, C] `obs_shape`) get a
-    CNN encoder, vectors an MLP.
+    With `share_encoder` both losses train the shared encoder; without it the value encoder has its own
+    layers, `value_encoder_hidden_sizes` (None: the policy's `encoder_hidden_sizes`), since a critic often
+    wants a wider net than the actor. Images ([H, W, C] `obs_shape`) get a CNN encoder, vectors an MLP.
     """
 
     def forward(self, obs: torch.Tensor,
@@ -113,10 +118,11 @@ class DisjointPolicyValueNetwork(_PolicyValueNetwork):
                  share_encoder: bool = False, encoder_hidden_sizes: Sequence[int] = (64, 64),
                  activation: str = 'tanh', conv_channels: Sequence[int] = (16,),
                  conv_kernel_sizes: Sequence[int] = (3,), conv_strides: Sequence[int] = (1,),
-                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True) -> None:
+                 pixel_scale: float = 1.0, log_std_init: float = 0.0, orthogonal_init: bool = True,
+                 value_encoder_hidden_sizes: Optional[Sequence[int]] = None) -> None:
         super().__init__(obs_shape, action_shape, action_space, share_encoder, encoder_hidden_sizes, activation,
                          conv_channels, conv_kernel_sizes, conv_strides, pixel_scale, log_std_init,
-                         orthogonal_init=False)
+                         orthogonal_init=False, value_encoder_hidden_sizes=value_encoder_hidden_sizes)
         self.aux_value_head = nn.Linear(self.encoder.out_dim, 1)
         if orthogonal_init:
             self.init_orthogonal()

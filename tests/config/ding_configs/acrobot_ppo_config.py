@@ -1,41 +1,50 @@
 from easydict import EasyDict
+from torch import nn
 
 acrobot_ppo_config = dict(
     exp_name='acrobot_ppo_seed0',
     env=dict(
-        collector_env_num=2,
-        evaluator_env_num=1,
-        n_evaluator_episode=1,
+        collector_env_num=8,
+        evaluator_env_num=4,
+        n_evaluator_episode=4,
         stop_value=-100,
-        manager=dict(shared_memory=False, ),
     ),
     policy=dict(
         cuda=False,
-        on_policy=True,
         action_space='discrete',
+        recompute_adv=True,
         model=dict(
             obs_shape=6,
             action_shape=3,
             action_space='discrete',
             share_encoder=True,
-            encoder_hidden_size_list=[16, 16],
-            actor_head_hidden_size=16,
-            actor_head_layer_num=0,
-            critic_head_hidden_size=16,
-            critic_head_layer_num=0,
+            encoder_hidden_size_list=[64, 64],
+            actor_head_hidden_size=64,
+            actor_head_layer_num=1,
+            critic_head_hidden_size=64,
+            critic_head_layer_num=1,
+            # an activation class works as well as an instance
+            activation=nn.ReLU,
         ),
         learn=dict(
-            epoch_per_collect=2,
-            batch_size=32,
-            learning_rate=1e-3,
+            epoch_per_collect=4,
+            batch_size=128,
+            learning_rate=5e-4,
+            value_weight=0.5,
             entropy_weight=0.01,
-            learner=dict(hook=dict(log_show_after_iter=10, )),
+            clip_ratio=0.2,
+            adv_norm=True,
+            value_norm=False,
+            ppo_param_init=True,
+            grad_clip_type='clip_norm',
+            grad_clip_value=0.5,
+            ignore_done=False,
         ),
         collect=dict(
-            n_sample=100,
+            n_sample=1024,
+            unroll_len=1,
             discount_factor=0.99,
             gae_lambda=0.95,
-            collector=dict(get_train_sample=True, ),
         ),
         eval=dict(evaluator=dict(eval_freq=100, ), ),
     ),
@@ -54,5 +63,6 @@ acrobot_ppo_create_config = EasyDict(acrobot_ppo_create_config)
 create_config = acrobot_ppo_create_config
 
 if __name__ == "__main__":
+    # or you can enter `ding -m serial_onpolicy -c acrobot_ppo_config.py -s 0`
     from ding.entry import serial_pipeline_onpolicy
     serial_pipeline_onpolicy((main_config, create_config), seed=0)

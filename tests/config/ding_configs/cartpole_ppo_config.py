@@ -3,39 +3,36 @@ from easydict import EasyDict
 cartpole_ppo_config = dict(
     exp_name='cartpole_ppo_seed0',
     env=dict(
-        collector_env_num=2,
-        evaluator_env_num=1,
-        n_evaluator_episode=1,
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
         stop_value=195,
     ),
     policy=dict(
         cuda=False,
         action_space='discrete',
-        recompute_adv=True,
         model=dict(
             obs_shape=4,
             action_shape=2,
             action_space='discrete',
-            encoder_hidden_size_list=[16, 16],
-            actor_head_hidden_size=16,
-            critic_head_hidden_size=16,
+            encoder_hidden_size_list=[64, 64, 128],
+            critic_head_hidden_size=128,
+            actor_head_hidden_size=128,
         ),
         learn=dict(
-            epoch_per_collect=2,
-            batch_size=32,
-            learning_rate=3e-4,
+            epoch_per_collect=4,
+            batch_size=64,
+            learning_rate=1e-3,
             value_weight=0.5,
             entropy_weight=0.01,
             clip_ratio=0.2,
-            adv_norm=True,
-            value_norm=True,
-            ppo_param_init=True,
-            grad_clip_type='clip_norm',
-            grad_clip_value=0.5,
-            ignore_done=False,
+            # To start from a checkpoint, name it in the learner's hook:
+            # learner=dict(hook=dict(load_ckpt_before_run='./cartpole_ppo_seed0/ckpt/iteration_100.pth.tar')),
+            # and with resume_training=True the env steps and train iterations carry on from that checkpoint.
+            resume_training=False,
         ),
         collect=dict(
-            n_sample=100,
+            n_sample=256,
             unroll_len=1,
             discount_factor=0.9,
             gae_lambda=0.95,
@@ -45,7 +42,6 @@ cartpole_ppo_config = dict(
 )
 cartpole_ppo_config = EasyDict(cartpole_ppo_config)
 main_config = cartpole_ppo_config
-
 cartpole_ppo_create_config = dict(
     env=dict(
         type='cartpole',

@@ -1,54 +1,73 @@
 from easydict import EasyDict
 
-mountain_car_sac_config = dict(
+mountain_car_discrete_sac_config = dict(
     exp_name='mountain_car_discrete_sac_seed0',
     env=dict(
-        collector_env_num=2,
-        evaluator_env_num=1,
-        n_evaluator_episode=1,
+        collector_env_num=4,
+        evaluator_env_num=4,
+        n_evaluator_episode=4,
         stop_value=-110,
-        manager=dict(shared_memory=False, reset_inplace=True),
+        # DI-engine env manager options (shared memory for the observations)
+        manager=dict(shared_memory=False, ),
     ),
     policy=dict(
         cuda=False,
-        multi_gpu=False,
-        random_collect_size=40,
+        random_collect_size=1000,
         model=dict(
             obs_shape=2,
             action_shape=3,
             twin_critic=True,
-            actor_head_hidden_size=16,
+            actor_head_hidden_size=128,
             actor_head_layer_num=1,
-            critic_head_hidden_size=16,
+            critic_head_hidden_size=128,
             critic_head_layer_num=1,
         ),
         learn=dict(
-            update_per_collect=1,
-            batch_size=16,
-            learning_rate_q=1e-3,
-            learning_rate_policy=1e-3,
+            update_per_collect=8,
+            batch_size=128,
+            learning_rate_q=5e-4,
+            learning_rate_policy=5e-4,
+            learning_rate_alpha=1e-4,
+            target_theta=0.005,
+            discount_factor=0.99,
+            alpha=0.2,
+            auto_alpha=True,
+            log_space=True,
             ignore_done=False,
-            learner=dict(hook=dict(save_ckpt_after_iter=200, )),
         ),
-        collect=dict(n_sample=20, collector=dict(collect_print_freq=1000, ), ),
-        eval=dict(evaluator=dict(eval_freq=100, n_episode=1, ), ),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16, ), ),
+        collect=dict(
+            n_sample=32,
+            unroll_len=1,
+            collector=dict(collect_print_freq=1000, ),
+        ),
+        eval=dict(evaluator=dict(eval_freq=500, ), ),
+        other=dict(
+            # Exploration on top of the sampled policy: the sparse reward needs it early on.
+            eps=dict(
+                type='exp',
+                start=1.0,
+                end=0.3,
+                decay=30000,
+            ),
+            replay_buffer=dict(replay_buffer_size=100000, ),
+        ),
     ),
 )
-mountain_car_sac_config = EasyDict(mountain_car_sac_config)
-main_config = mountain_car_sac_config
+mountain_car_discrete_sac_config = EasyDict(mountain_car_discrete_sac_config)
+main_config = mountain_car_discrete_sac_config
 
-mountain_car_sac_create_config = dict(
+mountain_car_discrete_sac_create_config = dict(
     env=dict(
         type='mountain_car',
         import_names=['dizoo.classic_control.mountain_car.envs.mtcar_env'],
     ),
-    env_manager=dict(type='async_subprocess'),
+    env_manager=dict(type='base'),
     policy=dict(type='discrete_sac'),
 )
-mountain_car_sac_create_config = EasyDict(mountain_car_sac_create_config)
-create_config = mountain_car_sac_create_config
+mountain_car_discrete_sac_create_config = EasyDict(mountain_car_discrete_sac_create_config)
+create_config = mountain_car_discrete_sac_create_config
 
 if __name__ == "__main__":
+    # or you can enter `ding -m serial -c mountain_car_discrete_sac_config.py -s 0`
     from ding.entry import serial_pipeline
-    serial_pipeline([main_config, create_config], seed=0)
+    serial_pipeline((main_config, create_config), seed=0)

@@ -1,46 +1,47 @@
 from easydict import EasyDict
 
+# SAC on the inverted pendulum: swing up and balance. Episodes last 200 steps, so the
+# time limit is not a real end: ignore_done keeps bootstrapping through it.
 pendulum_sac_config = dict(
     exp_name='pendulum_sac_seed0',
-    seed=0,
     env=dict(
-        collector_env_num=2,
-        evaluator_env_num=1,
-        # (bool) Scale output action into legal range.
+        collector_env_num=8,
+        evaluator_env_num=5,
+        # (bool) Let the policy act in [-1, 1] and rescale to the torque bounds.
         act_scale=True,
-        n_evaluator_episode=1,
-        stop_value=-250,
+        n_evaluator_episode=5,
+        stop_value=-200,
     ),
     policy=dict(
-        cuda=False,
-        priority=False,
-        random_collect_size=50,
+        cuda=True,
+        random_collect_size=1000,
         model=dict(
             obs_shape=3,
             action_shape=1,
             twin_critic=True,
             action_space='reparameterization',
-            actor_head_hidden_size=16,
-            critic_head_hidden_size=16,
+            actor_head_hidden_size=128,
+            critic_head_hidden_size=128,
         ),
         learn=dict(
             update_per_collect=1,
-            batch_size=16,
+            batch_size=128,
             learning_rate_q=1e-3,
             learning_rate_policy=1e-3,
             learning_rate_alpha=3e-4,
             ignore_done=True,
             target_theta=0.005,
             discount_factor=0.99,
+            alpha=0.2,
             auto_alpha=True,
             value_network=False,
         ),
         collect=dict(
-            n_sample=10,
-            noise_sigma=0.2,
+            n_sample=8,
+            unroll_len=1,
         ),
         eval=dict(evaluator=dict(eval_freq=100, )),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000, ), ),
+        other=dict(replay_buffer=dict(replay_buffer_size=100000, ), ),
     ),
 )
 pendulum_sac_config = EasyDict(pendulum_sac_config)
@@ -52,7 +53,11 @@ pendulum_sac_create_config = dict(
         import_names=['dizoo.classic_control.pendulum.envs.pendulum_env'],
     ),
     env_manager=dict(type='base'),
-    policy=dict(type='sac'),
+    policy=dict(
+        type='sac',
+        import_names=['ding.policy.sac'],
+    ),
+    replay_buffer=dict(type='naive', ),
 )
 pendulum_sac_create_config = EasyDict(pendulum_sac_create_config)
 create_config = pendulum_sac_create_config
