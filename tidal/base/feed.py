@@ -39,7 +39,8 @@ class DataFeed(Protocol):
     """One data path, driven by the run shell one `step` at a time."""
 
     def warmed_up(self) -> bool: ...  # evaluation and the first checkpoint wait for the warm-up
-    def step(self, env_budget: Optional[int]) -> None: ...  # collect (at most env_budget warm-up steps), learn
+    # collect at most env_budget env steps (rounded up to whole steps of every env), then learn
+    def step(self, env_budget: Optional[int]) -> None: ...
     def state_dict(self) -> dict[str, Any]: ...
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
@@ -55,4 +56,6 @@ class FeedClass(Protocol):
     def check_config(cls, cfg: Mapping[str, Any]) -> None: ...  # keys the feed refuses, one line each
     @classmethod
     def memory_rows(cls, cfg: Mapping[str, Any]) -> dict[str, int]: ...  # config key -> transitions it holds
+    @classmethod
+    def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]: ...  # (config key, env steps before any update)
     def __call__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> DataFeed: ...

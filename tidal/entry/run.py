@@ -64,7 +64,7 @@ class Run:
     def __init__(self, cfg: EasyDict, run_dir: Path, feed_cls: FeedClass,
                  max_env_step: Optional[int] = None, max_train_iter: Optional[int] = None,
                  progress: bool = True, resume_state: Optional[dict[str, Any]] = None) -> None:
-        check_budget(cfg, max_env_step, max_train_iter)
+        check_budget(cfg, max_env_step, max_train_iter, feed_cls)
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
         configure_torch(cfg)

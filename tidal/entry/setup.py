@@ -1,6 +1,7 @@
 """A run's config and folder: compiling the user's input and making the run folder (before any part is built)."""
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Iterable, Optional, Sequence
 from easydict import EasyDict
 
 from tidal.base.errors import ConfigError, TidalError
+from tidal.base.feed import FeedClass
 from tidal.config import save_config
 from tidal.config.ding_report import write_ding_mapping
 from tidal.config.layered import ConfigInput, load_layered
@@ -30,10 +32,17 @@ def new_run_dir(exp_name: str) -> Path:
     return run_dir
 
 
-def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:
-    if max_env_step is None and max_train_iter is None and cfg.env.stop_value is None:
+def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int],
+                 feed_cls: FeedClass) -> None:
+    """Refuse a run that nothing would end, or whose env-step budget ends before its first update."""
+    never_stops = cfg.env.stop_value is None or math.isinf(cfg.env.stop_value)
+    if max_env_step is None and max_train_iter is None and never_stops:
         raise ConfigError('nothing would end this run: give max_env_step (--max-env-step), '
-                          'max_train_iter or env.stop_value')
+                          'max_train_iter or a finite env.stop_value')
+    key, warmup = feed_cls.warmup(cfg)
+    if max_env_step is not None and warmup >= max_env_step:
+        raise ConfigError(f'{key} {warmup} >= budget {max_env_step} env steps: this run would make no update; '
+                          f'raise --max-env-step or lower {key}')
 
 
 def new_run_folder(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int],

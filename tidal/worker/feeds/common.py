@@ -29,6 +29,18 @@ class Feed:
         """Transitions this feed holds besides the replay buffer, by the config key that sets them."""
         return {}
 
+    @classmethod
+    def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
+        """The config key and the env steps this feed collects before its first update: a run whose
+        env-step budget ends there would learn nothing."""
+        return 'policy.random_collect_size', cfg['policy']['random_collect_size']
+
+
+def within_budget(n_sample: int, env_budget: Optional[int]) -> int:
+    """Env steps of a collection cut to what is left of the run's budget: the run passes its
+    `--max-env-step` by less than one step of every env (a cut rollout bootstraps at its end, as any)."""
+    return n_sample if env_budget is None else max(1, min(n_sample, env_budget))
+
 
 def warmup_steps(collector: Collector, random_collect_size: int, env_budget: Optional[int]) -> int:
     """Env steps of random warm-up to collect in this feed step: a chunk, within the run's budget."""

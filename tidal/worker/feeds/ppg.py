@@ -16,8 +16,10 @@ from tidal.base.collector import Collector
 from tidal.base.errors import ConfigError
 from tidal.base.feed import Trainer
 from tidal.base.modes import LearnView, PolicyViews
+from tidal.base.nest import leading_dim
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.collector import steps_per_env
+from tidal.worker.feeds.common import within_budget
 from tidal.worker.feeds.rollout import RolloutFeed
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -56,9 +58,11 @@ class AuxPhaseFeed(RolloutFeed):
         self.buffer = ReplayBuffer(aux.interval * self.steps * self.envs, device=views.device, seed=cfg.seed)
 
     def step(self, env_budget: Optional[int]) -> None:
-        rollout = self.collector.collect(self.n_sample)
+        """One rollout's policy phase, and the aux phase when `interval` whole rollouts are in. A rollout cut
+        to the run's last env steps is learnt from by the policy phase only: the run ends with it."""
+        rollout = self.collector.collect(within_budget(self.n_sample, env_budget))
         self.learn(rollout)
-        if not self.enabled:
+        if not self.enabled or leading_dim(rollout) < self.steps * self.envs:
             return
         self.buffer.extend({key: rollout[key] for key in AUX_COLUMNS})
         if len(self.buffer) == self.buffer.capacity:

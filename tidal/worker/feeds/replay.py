@@ -15,7 +15,7 @@ from tidal.base.errors import ConfigError
 from tidal.base.feed import Trainer
 from tidal.base.modes import PolicyViews
 from tidal.registry import FEED_REGISTRY
-from tidal.worker.feeds.common import Feed, warmup_steps
+from tidal.worker.feeds.common import Feed, warmup_steps, within_budget
 from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -62,12 +62,13 @@ class ReplayFeed(Feed):
         return self.collector.env_step >= self.random_collect_size
 
     def step(self, env_budget: Optional[int]) -> None:
-        """A chunk of the warm-up, or one collection and its `update_per_collect` updates."""
+        """A chunk of the warm-up, or one collection (cut to the budget left) and its `update_per_collect`
+        updates."""
         if not self.warmed_up():
             steps = warmup_steps(self.collector, self.random_collect_size, env_budget)
             self.buffer.extend(self.collector.collect(steps, random=True))
             return
-        self.buffer.extend(self.collector.collect(self.n_sample))
+        self.buffer.extend(self.collector.collect(within_budget(self.n_sample, env_budget)))
         for _ in range(self.update_per_collect):
             self.update()
 

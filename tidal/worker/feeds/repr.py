@@ -58,6 +58,10 @@ class ReprFeed(Feed):
     def memory_rows(cls, cfg: Mapping[str, Any]) -> dict[str, int]:
         return cls.inner_class(cfg).memory_rows(cfg)
 
+    @classmethod
+    def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
+        return cls.inner_class(cfg).warmup(cfg)
+
     def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
         self.model: ReprView = views.view('repr', self.name)
         self.training = cfg.policy.repr.training

@@ -17,7 +17,7 @@ from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.base.nest import leading_dim, take_rows
 from tidal.registry import FEED_REGISTRY
-from tidal.worker.feeds.common import Feed
+from tidal.worker.feeds.common import Feed, within_budget
 
 
 @FEED_REGISTRY.register('rollout')
@@ -57,11 +57,16 @@ class RolloutFeed(Feed):
         self.generator = torch.Generator()  # shuffles on the CPU, so a seed gives the same order on any device
         self.generator.manual_seed(cfg.seed)
 
+    @classmethod
+    def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
+        return 'policy.collect.n_sample', 0  # the first rollout, however short, is learnt from
+
     def warmed_up(self) -> bool:
         return True
 
     def step(self, env_budget: Optional[int]) -> None:
-        self.learn(self.collector.collect(self.n_sample))
+        """One rollout and its epochs; the run's last rollout is cut to the budget left."""
+        self.learn(self.collector.collect(within_budget(self.n_sample, env_budget)))
 
     def learn(self, rollout: dict[str, Any]) -> None:
         """The policy phase: epochs of shuffled minibatches over one rollout."""
