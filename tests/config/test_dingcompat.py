@@ -306,3 +306,76 @@ def test_no_rule_rewrites_a_key_the_policy_it_holds_for_declares():
         shared |= {rule.path for rule in KEY_RULES
                    if rule.holds_for(name) and value_at(declared, rule.path) is not MISSING}
     assert shared == {'policy.cuda'}
+
+
+#: Every key DI-engine's policies read, with DI-engine's default value (its policy and model configs).
+_SAC_KEYS = {'cuda': False, 'on_policy': False, 'multi_gpu': False, 'bp_update_sync': True, 'traj_len_inf': False,
+             'priority': False, 'priority_IS_weight': False, 'random_collect_size': 10000,
+             'transition_with_policy_data': True, 'multi_agent': False, 'model.twin_critic': True,
+             'model.actor_head_hidden_size': 64, 'model.actor_head_layer_num': 1, 'model.critic_head_hidden_size': 64,
+             'model.critic_head_layer_num': 1, 'model.activation': nn.ReLU(), 'model.norm_type': None,
+             'model.share_encoder': False, 'learn.update_per_collect': 1, 'learn.batch_size': 256,
+             'learn.learning_rate_q': 3e-4, 'learn.learning_rate_policy': 3e-4, 'learn.learning_rate_alpha': 3e-4,
+             'learn.target_theta': 0.005, 'learn.discount_factor': 0.99, 'learn.alpha': 0.2, 'learn.auto_alpha': True,
+             'learn.log_space': True, 'learn.target_entropy': None, 'learn.ignore_done': False, 'learn.init_w': 3e-3,
+             'learn.resume_training': False, 'collect.n_sample': 1, 'collect.unroll_len': 1,
+             'collect.collector_logit': False, 'eval.evaluator.eval_freq': 1000,
+             'other.replay_buffer.replay_buffer_size': 1000000}
+_VAC_KEYS = {'model.share_encoder': True, 'model.encoder_hidden_size_list': [128, 128, 64],
+             'model.actor_head_hidden_size': 64, 'model.actor_head_layer_num': 1, 'model.critic_head_hidden_size': 64,
+             'model.critic_head_layer_num': 1, 'model.activation': nn.ReLU(), 'model.norm_type': None,
+             'model.impala_cnn_encoder': False}
+_PPO_KEYS = {'cuda': False, 'on_policy': True, 'multi_gpu': False, 'priority': False, 'priority_IS_weight': False,
+             'recompute_adv': True, 'action_space': 'continuous', 'nstep_return': False, 'multi_agent': False,
+             'transition_with_policy_data': True, **_VAC_KEYS, 'model.action_space': 'continuous',
+             'model.sigma_type': 'independent', 'model.fixed_sigma_value': 0.3, 'model.bound_type': None,
+             'model.encoder': None, 'learn.epoch_per_collect': 10, 'learn.batch_size': 64, 'learn.learning_rate': 3e-4,
+             'learn.lr_scheduler': None, 'learn.value_weight': 0.5, 'learn.entropy_weight': 0.0,
+             'learn.clip_ratio': 0.2, 'learn.adv_norm': True, 'learn.value_norm': True, 'learn.ppo_param_init': True,
+             'learn.grad_clip_type': 'clip_norm', 'learn.grad_clip_value': 0.5, 'learn.ignore_done': False,
+             'learn.kl_type': 'k1', 'learn.kl_beta': 0.0, 'learn.pretrained_model_path': None,
+             'learn.resume_training': False, 'collect.n_sample': 2048, 'collect.unroll_len': 1,
+             'collect.discount_factor': 0.99, 'collect.gae_lambda': 0.95}
+_PPG_KEYS = {'cuda': False, 'on_policy': True, 'priority': False, 'priority_IS_weight': False, **_VAC_KEYS,
+             'model.share_encoder': False, 'model.actor_head_layer_num': 2, 'learn.actor_epoch_per_collect': 1,
+             'learn.critic_epoch_per_collect': 1, 'learn.batch_size': 64, 'learn.learning_rate': 0.001,
+             'learn.value_weight': 0.5, 'learn.entropy_weight': 0.01, 'learn.clip_ratio': 0.2,
+             'learn.value_norm': False, 'learn.adv_norm': False, 'learn.aux_freq': 8, 'learn.aux_train_epoch': 6,
+             'learn.aux_bc_weight': 1, 'learn.grad_clip_type': 'clip_norm', 'learn.grad_clip_value': 10,
+             'learn.ignore_done': False, 'collect.n_sample': 128, 'collect.unroll_len': 1,
+             'collect.discount_factor': 0.99, 'collect.gae_lambda': 0.95}
+_DING_KEYS = {
+    'sac': ('pendulum', {}, {**_SAC_KEYS, 'model.action_space': 'reparameterization'}),
+    'discrete_sac': ('cartpole', {}, {**_SAC_KEYS, 'other.eps.type': 'exp', 'other.eps.start': 0.95,
+                                      'other.eps.end': 0.1, 'other.eps.decay': 50000}),
+    'sqil_sac': ('pendulum', {}, {**_SAC_KEYS, 'model.action_space': 'reparameterization',
+                                  'expert_random_collect_size': 10000, 'nstep': 1, 'discount_factor': 0.97,
+                                  'learn.reparameterization': True, 'learn.value_network': False,
+                                  'collect.model_path': 'model_path_placeholder'}),
+    'ppo': ('pendulum', {}, _PPO_KEYS),
+    'ppg': ('cartpole', {}, _PPG_KEYS),
+    'masac': ('petting_zoo', {'env_family': 'mpe', 'env_id': 'simple_spread_v2', 'n_agent': 3, 'n_landmark': 3,
+                              'max_cycles': 25, 'agent_obs_only': False, 'agent_specific_global_state': True,
+                              'continuous_actions': False},
+              {**_SAC_KEYS, 'multi_agent': True, 'model.agent_obs_shape': 18, 'model.global_obs_shape': 48,
+               'model.action_shape': 5}),
+}
+
+
+def _tree(flat: dict) -> dict:
+    tree: dict = {}
+    for path, value in flat.items():
+        *sections, key = path.split('.')
+        node = tree
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[key] = value
+    return tree
+
+
+@pytest.mark.parametrize('family', sorted(_DING_KEYS))
+def test_every_key_ding_reads_at_its_default_is_taken(family):
+    env_type, env, keys = _DING_KEYS[family]
+    policy = {'masac': 'discrete_sac'}.get(family, family)
+    cfg, notes = compiled({'env': env, 'policy': _tree(keys)}, {'env': {'type': env_type}}, policy)
+    assert cfg.policy.type == policy and notes

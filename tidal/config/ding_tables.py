@@ -189,6 +189,11 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.load_path', 'ignore', why="DI-engine's serial pipelines do not read it (its eval entries do); "
                                               "tidal eval --ckpt PATH evaluates saved weights"),
     KeyRule('policy.command', 'ignore', why='DI-engine command-mode settings; tidal has no command mode'),
+    KeyRule('policy.bp_update_sync', 'ignore', why="DI-engine's multi-GPU gradient sync option; tidal's DDP learners "
+                                                   "average gradients in every optimizer step"),
+    KeyRule('policy.traj_len_inf', 'ignore', why="DI-engine's collector option for whole-episode trajectories; each "
+                                                 "tidal policy's feed decides the sample length"),
+    KeyRule('policy.other.commander', 'ignore', why="DI-engine's command-mode settings; tidal has no command mode"),
     KeyRule('policy.model.norm_type', 'convert', '', "tidal's networks have no normalization layers (None only)",
             _only('policy.model.norm_type', None, "tidal's networks have no normalization layers; remove it")),
     KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several '
@@ -265,6 +270,10 @@ KEY_RULES: tuple[KeyRule, ...] = (
             policies=PPO_FAMILY),
     KeyRule('policy.model.bound_type', 'ignore', why="tidal's PPO clips its Gaussian actions to the env's bounds",
             policies=PPO_FAMILY),
+    KeyRule('policy.model.encoder', 'convert', '', "None builds the encoder from the layout keys; a module object "
+                                                  "is refused (tidal builds its models from config values)",
+            _only('policy.model.encoder', None, "tidal builds its models from config values; register your own "
+                                                "model instead"), PPO_FAMILY),
     KeyRule('policy.model.impala_cnn_encoder', 'convert', '', "tidal's image encoder is its own CNN (True is "
                                                               "refused)",
             _only('policy.model.impala_cnn_encoder', False, "tidal has no IMPALA encoder"), PPO_FAMILY),

@@ -52,7 +52,7 @@ def translate(main: dict, create: dict, model_accepts: ModelAccepts) -> tuple[di
     _translate_model(main, create, model_accepts, mapping)
     for rule in KEY_RULES:
         if rule.convert is None and rule.action == 'convert' or not rule.holds_for(policy_type):
-            continue  # model layouts and activations are done by _translate_model
+            continue  # layouts and activations: _translate_model; other policies' keys: the strict checks
         found, value = _pop(main, rule.path, dry_run=True)
         if found:
             _apply(main, original, rule, value, mapping)
