@@ -379,3 +379,12 @@ def test_every_key_ding_reads_at_its_default_is_taken(family):
     policy = {'masac': 'discrete_sac'}.get(family, family)
     cfg, notes = compiled({'env': env, 'policy': _tree(keys)}, {'env': {'type': env_type}}, policy)
     assert cfg.policy.type == policy and notes
+
+
+def test_mujoco_wrapper_normalization_is_ppos_and_refused_for_sac():
+    main = {'env': {'env_id': 'Hopper-v3', 'norm_obs': {'use_norm': True}, 'norm_reward': {'use_norm': False}}}
+    cfg, notes = compiled(main, {'env': {'type': 'mujoco'}}, 'ppg')
+    assert (cfg.policy.normalize.obs, cfg.policy.normalize.reward) == (True, False)
+    assert notes['env.norm_obs'][0] == "-> 'policy.normalize.obs' = True"
+    assert refusal(main, {'env': {'type': 'mujoco'}}, 'sac') == \
+        "config key 'env.norm_obs' is {'use_norm': True}: tidal's SAC does not normalize observations"

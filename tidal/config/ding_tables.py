@@ -116,6 +116,16 @@ def _only(path: str, accepted: Any, otherwise: str) -> Callable[[Any, dict], Opt
     return convert
 
 
+def _normalize(what: str) -> Callable[[Any, dict], Optional[dict]]:
+    """DI-engine's `dict(use_norm=...)` of its MuJoCo wrapper -> tidal's policy.normalize.<what>."""
+    def convert(value: Any, main: dict) -> Optional[dict]:
+        if not isinstance(value, dict) or set(value) != {'use_norm'} or not isinstance(value['use_norm'], bool):
+            raise ConfigError(f"config key 'env.norm_{what}' is {value!r}: DI-engine's MuJoCo wrapper takes "
+                              f"dict(use_norm=True) or dict(use_norm=False)")
+        return {f'policy.normalize.{what}': value['use_norm']}
+    return convert
+
+
 def _continuous(value: Any, main: dict) -> Optional[dict]:
     return {'env.env_kwargs.continuous': bool(value)}
 
@@ -168,10 +178,16 @@ KEY_RULES: tuple[KeyRule, ...] = (
             _hardcore),
     KeyRule('env.manager', 'ignore', why="tidal's env managers take no options; pick one with "
                                          "create_config.env_manager.type ('base' or 'subprocess')"),
-    KeyRule('env.norm_obs', 'ignore', why="an option of DI-engine's MuJoCo wrapper; tidal's PPO normalizes "
-                                          "observations with policy.normalize.obs"),
-    KeyRule('env.norm_reward', 'ignore', why="an option of DI-engine's MuJoCo wrapper; tidal's PPO scales rewards "
-                                             "with policy.normalize.reward"),
+    KeyRule('env.norm_obs', 'convert', 'policy.normalize.obs', "DI-engine's MuJoCo wrapper option use_norm is "
+                                                                "tidal's running observation normalization",
+            _normalize('obs'), PPO_FAMILY),
+    KeyRule('env.norm_reward', 'convert', 'policy.normalize.reward', "DI-engine's MuJoCo wrapper option use_norm is "
+                                                                     "tidal's reward scaling",
+            _normalize('reward'), PPO_FAMILY),
+    KeyRule('env.norm_obs', 'convert', '', "use_norm=False, as tidal's SAC runs (True is refused)",
+            _only('env.norm_obs', {'use_norm': False}, "tidal's SAC does not normalize observations"), SAC_FAMILY),
+    KeyRule('env.norm_reward', 'convert', '', "use_norm=False, as tidal's SAC runs (True is refused)",
+            _only('env.norm_reward', {'use_norm': False}, "tidal's SAC does not normalize rewards"), SAC_FAMILY),
     KeyRule('env.rew_clip', 'ignore', why='tidal does not clip rewards'),
     KeyRule('env.replay_path', 'ignore', why='tidal records no episode videos'),
     KeyRule('env.save_replay_gif', 'ignore', why='tidal records no episode videos'),
