@@ -179,11 +179,11 @@ def test_a_checkpoint_exists_from_the_start_and_right_after_the_warm_up(tmp_path
     assert state['collector']['env_step'] == 50 and state['train_iter'] == 0 and state['last_eval_iter'] == 0
 
 
-def test_warm_up_stops_at_the_env_step_budget(tmp_path):
-    train(tmp_path, 'tiny', overrides=['policy.random_collect_size=1000'], steps=37)
+def test_the_collection_after_the_warm_up_stops_at_the_env_step_budget(tmp_path):
+    train(tmp_path, 'tiny', overrides=['policy.random_collect_size=30', 'policy.collect.n_sample=20'], steps=37)
     state = load_checkpoint(tmp_path / 'tiny' / 'ckpt' / 'latest.pt')
-    assert state['collector']['env_step'] == 37 and state['feed']['buffer']['size'] == 37
-    assert state['train_iter'] == 0
+    assert state['collector']['env_step'] == 37 and state['feed']['buffer']['size'] == 37  # 30 random, 7 of 20
+    assert state['train_iter'] == 1
 
 
 def test_sigterm_checkpoints_and_the_resumed_run_ends_where_the_whole_one_does(tmp_path, monkeypatch):
