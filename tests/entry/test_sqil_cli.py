@@ -65,7 +65,7 @@ def test_sqil_batches_are_half_agent_half_expert(expert_run):
                  '-o', 'demos.npz']) == 0
     cfg = load_config('pendulum_sqil_sac', overrides=['policy.expert_data_path=demos.npz', 'exp_name=half',
                                                       'policy.learn.batch_size=10'])
-    feed = Run(cfg, expert_run.parent / 'half', SQILFeed, max_env_step=10, progress=False).feed
+    feed = Run(cfg, expert_run.parent / 'half', SQILFeed, max_train_iter=1, progress=False).feed
     agent = {'obs': torch.full((4, 3), 7.0), 'action': torch.zeros(4, 1), 'reward': torch.full((4,), -3.0),
              'next_obs': torch.full((4, 3), 7.0), 'terminated': torch.zeros(4, dtype=torch.bool),
              'truncated': torch.zeros(4, dtype=torch.bool)}

@@ -617,7 +617,7 @@ def small_run(tmp_path, name, rl_type):
 
 
 def test_discrete_sac_trains_end_to_end(tmp_path):
-    policy = train(small_run(tmp_path, 'sac', 'discrete_sac'), max_env_step=200, progress=False)
+    policy = train(small_run(tmp_path, 'sac', 'discrete_sac'), max_env_step=200, progress=False).policy
     assert type(policy) is MuZeroReprPolicy and type(policy.inner) is DiscreteSACPolicy
     summary = json.loads((tmp_path / 'sac' / 'summary.json').read_text())
     assert summary['env_step'] == 200 and summary['train_iter'] == (200 - 64) // 8

@@ -176,7 +176,7 @@ def test_an_env_that_always_fails_to_reset_stops_after_bounded_retries():
 
 
 def test_no_cluster_at_the_address_is_one_line(tmp_path):
-    run = subprocess.run([sys.executable, '-m', 'tidal', 'train', 'pendulum_sac', '--max-env-step', '100',
+    run = subprocess.run([sys.executable, '-m', 'tidal', 'train', 'pendulum_sac', '--max-env-step', '2000',
                           '--no-progress', '--set', 'collector.type=ray', '--set', 'collector.num_workers=1',
                           '--set', 'ray.address=127.0.0.1:9'],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
