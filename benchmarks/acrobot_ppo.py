@@ -5,12 +5,14 @@ Every arm trains 8 envs for the same env-step budget with the library's defaults
   (the default) and, for PPO, also by sampling the policy (`policy.eval.deterministic=false`);
 - tidal `ppo` with its rewards scaled (`policy.normalize.reward=true`, PPG's default), the one change between the
   two defaults that matters here;
+- tidal `ppo` with SB3's rollout size: SB3's `n_steps=2048` is per env (16384 env steps per rollout with 8 envs),
+  tidal's `n_sample=2048` is over all envs, so with 8 envs tidal's default makes 8 times as many updates per env step;
 - SB3's `PPO('MlpPolicy', env)` on 8 envs (`sb3_ppo_runner.py --n-envs 8`, in `benchmarks/.venv-sb3`), greedy.
 Each tidal run's `evals.csv` also holds the return of the training episodes between evaluations (the sampling
 policy's), which the table and plot show beside the eval return. Writes `results.json`, `curves.png`,
 `curves_collect.png` and `table.md` in `benchmarks/results/acrobot/`.
 
-    python benchmarks/acrobot_ppo.py [--seeds 0 1 2] [--steps 100000] [--no-sb3]
+    python benchmarks/acrobot_ppo.py [--seeds 0 1 2] [--steps 100000] [--no-sb3] [--arms ARM...]
 """
 import argparse
 import csv
@@ -36,6 +38,9 @@ ARMS = {
     'ppo_sampled_eval': ('tidal PPO, defaults, eval samples the policy', 'acrobot_ppo',
                          ['policy.eval.deterministic=false']),
     'ppo_reward_scaled': ('tidal PPO, rewards scaled', 'acrobot_ppo', ['policy.normalize.reward=true']),
+    # SB3's n_steps=2048 counts steps per env; tidal's n_sample counts them over all envs
+    'ppo_sb3_rollout': ("tidal PPO, SB3's rollout (2048 steps per env)", 'acrobot_ppo',
+                        [f'policy.collect.n_sample={2048 * 8}']),
     'ppg': ('tidal PPG, defaults', 'acrobot_ppg', []),
     'sb3': ('SB3 PPO, defaults, 8 envs', None, []),
 }
@@ -46,12 +51,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--steps', type=int, default=100_000)
     parser.add_argument('--no-sb3', action='store_true', help="leave SB3's arm out")
+    parser.add_argument('--arms', nargs='+', choices=list(ARMS), default=list(ARMS),
+                        help='the arms to train (the report reads every arm whose runs exist)')
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'acrobot')
     parser.add_argument('--no-pin', action='store_true')
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)
-    args.arms = [arm for arm in ARMS if not (arm == 'sb3' and args.no_sb3)]
+    args.trained = [arm for arm in args.arms if not (arm == 'sb3' and args.no_sb3)]
+    # the report's arms: those this call trains, and those an earlier call trained
+    args.arms = [arm for arm in ARMS if (arm in args.trained and not args.report_only)
+                 or (args.out / 'runs' / f'{arm}_seed{args.seeds[0]}').is_dir()]
     return args
 
 
@@ -86,8 +96,9 @@ def build_report(args: argparse.Namespace) -> str:
                 f'Acrobot-v1, eval return, {len(args.seeds)} seeds: median, min-max band',
                 references={f'{THRESHOLD}': THRESHOLD})
     tidal_arms = [arm for arm in args.arms if ARMS[arm][1] is not None and arm != 'ppo_sampled_eval']
-    collected = {arm: [{'evals': collect_returns(job(args, arm, seed).run_dir)} for seed in args.seeds]
-                 for arm in tidal_arms}
+    # the training episodes' returns, with each run's summary (wall clock, rates) for the table
+    collected = {arm: [{'evals': collect_returns(job(args, arm, seed).run_dir), 'summary': run['summary']}
+                       for seed, run in zip(args.seeds, runs[arm])] for arm in tidal_arms}
     plot_curves({labels[arm]: collected[arm] for arm in tidal_arms}, args.out / 'curves_collect.png',
                 'Acrobot-v1, return of the training episodes (the sampling policy): median, min-max band',
                 references={f'{THRESHOLD}': THRESHOLD})
@@ -130,10 +141,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        for arm in args.arms:
+        for arm in args.trained:
             if ARMS[arm][1] is not None:
                 check_tidal_config(ARMS[arm][1], [*FULL_BUDGET, *ARMS[arm][2]])
-        jobs = [job(args, arm, seed) for seed in args.seeds for arm in args.arms]
+        jobs = [job(args, arm, seed) for seed in args.seeds for arm in args.trained]
         run_lanes([jobs[0::PARALLEL_RUNS], jobs[1::PARALLEL_RUNS]], args.threads, pin=not args.no_pin)
     print('\n' + build_report(args))
     print(f'outputs in {display_path(args.out)}: results.json, curves.png, curves_collect.png, table.md')

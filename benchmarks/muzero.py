@@ -14,8 +14,8 @@ Writes `results.json`, `curves_<comparison>.png` and `table.md` in `benchmarks/r
         [--only muzero|ablation|repr] [--no-lightzero]
 
 `ablation` changes one thing at a time from `cartpole_muzero`: a quarter of each batch reanalyzed with the
-same 10-step targets; the reanalyze of `cartpole_muzero_reanalyze` (5-step targets shrinking with age); and
-prioritized replay by value error.
+same 10-step targets; the reanalyze of `cartpole_muzero_reanalyze` (5-step targets shrinking with age);
+prioritized replay by value error; and a search that expands nodes the model predicts to be game over.
 """
 import argparse
 import importlib.metadata
@@ -58,7 +58,8 @@ COMPARISONS = {
                            {'MuZero (uniform replay, no reanalyze)': 'cartpole_muzero',
                             'reanalyze a quarter, 10-step targets, no age schedule': 'reanalyze_plain',
                             'reanalyze a quarter, 5-step targets shrinking with age': 'cartpole_muzero_reanalyze',
-                            'priority replay (value error)': 'muzero_priority'},
+                            'priority replay (value error)': 'muzero_priority',
+                            'search expands predicted game-over nodes': 'muzero_no_game_over_stop'},
                            'MuZero on CartPole-v1, one change at a time (median, min-max band)'),
     'repr': Comparison('PPO on the MuZero representation h(o) against PPO on the observation, CartPole-v1',
                        {'PPO': 'cartpole_ppo', 'PPO on MuZero repr': 'cartpole_muzero_repr_ppo',
@@ -71,7 +72,9 @@ VARIANTS = {'repr_no_encoder_grad': ('cartpole_muzero_repr_ppo', ['policy.repr.e
             'reanalyze_plain': ('cartpole_muzero', ['policy.repr.reanalyze_ratio=0.25',
                                                     'policy.repr.reanalyze_td_steps=10',
                                                     'policy.repr.reanalyze_batch_size=64']),
-            'muzero_priority': ('cartpole_muzero', ['policy.priority=true'])}
+            'muzero_priority': ('cartpole_muzero', ['policy.priority=true']),
+            # the search as it was before it honoured the game-over head
+            'muzero_no_game_over_stop': ('cartpole_muzero', ['policy.search.stop_at_predicted_game_over=false'])}
 
 
 def zoo_config(run_name: str) -> tuple[str, list[str]]:
