@@ -291,7 +291,8 @@ class QuietAsyncVectorEnv(AsyncVectorEnv):
             self.parent_pipes[index] = None  # type: ignore[call-overload]
             failed.append((index, error_type, error, trace))
         self._state = AsyncState.DEFAULT
-        index, error_type, error, trace = failed[-1]
+        failed.sort(key=lambda failure: failure[0])  # by env index, not by which worker answered first
+        index, error_type, error, trace = failed[0]
         raised = error if isinstance(error, BaseException) else error_type(error)
         for other, _, _, other_trace in failed:
             raised.add_note(f'worker process of env {other}: {other_trace.rstrip()}')
