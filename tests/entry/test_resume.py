@@ -97,6 +97,22 @@ def test_crashed_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, mo
     assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
 
 
+def test_crashed_mujoco_run_resumes_its_envs_mid_episode_bit_identical(tmp_path, monkeypatch, capsys):
+    overrides = ['env.evaluator_env_num=1']
+    train(tmp_path, 'whole', 'hopper_sac', overrides)
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 150)  # the checkpoint at train iteration 120 holds env step 170
+        train(tmp_path, 'crashed', 'hopper_sac', overrides)
+    monkeypatch.undo()
+    checkpoint = load_checkpoint(tmp_path / 'crashed' / 'ckpt' / 'latest.pt')
+    layers = checkpoint['collector']['env']['envs'][0]['layers']
+    assert [layer['state']['_elapsed_steps'] for layer in layers if layer['class'] == 'TimeLimit'][0] > 0
+    capsys.readouterr()
+    resume(tmp_path / 'crashed', progress=False)
+    assert 'restart their episodes' not in capsys.readouterr().out
+    assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
+
+
 def test_env_step_schedules_resume_exactly(tmp_path, monkeypatch):
     """Evaluations, logs and checkpoints due by env steps continue where the killed run left them."""
     overrides = ['policy.eval.evaluator.eval_freq=1000', 'policy.eval.evaluator.eval_freq_env_steps=70',

@@ -1,3 +1,5 @@
+from collections import deque
+
 import gymnasium
 import numpy as np
 import pytest
@@ -97,6 +99,77 @@ def test_subprocess_envs_restore_exactly(tmp_path):
     assert_same_trace(trace, uninterrupted)
 
 
+# MuJoCo's physics lives in MjData: Hopper falls within the 50 resumed steps, HalfCheetah reaches its 1000-step limit
+MUJOCO_ENVS = [('Hopper-v5', 40, 50), ('HalfCheetah-v5', 980, 50)]
+
+
+@pytest.mark.parametrize('env_id, before, after', MUJOCO_ENVS)
+def test_restored_mujoco_envs_continue_mid_episode_bit_identically(env_id, before, after, tmp_path):
+    snapshot, trace, uninterrupted = interrupt_and_restore(env_id, before, after, tmp_path)
+    assert_same_trace(trace, uninterrupted)
+    assert snapshot['reason'] == ''
+    assert any(step['terminated'].any() or step['truncated'].any() for step in uninterrupted)
+
+
+def test_subprocess_mujoco_envs_restore_exactly(tmp_path):
+    _, trace, uninterrupted = interrupt_and_restore('Hopper-v5', 40, 50, tmp_path, 'subprocess')
+    assert_same_trace(trace, uninterrupted)
+
+
+def test_mujoco_snapshot_skips_the_engine_handles_and_keeps_the_env_rng(tmp_path):
+    env = GymEnv({'env_id': 'Hopper-v5'}).make()
+    env.reset(seed=0)
+    hopper = snapshot_env(env)['layers'][-1]
+    assert hopper['class'] == 'HopperEnv'
+    assert not {'model', 'data', 'mujoco_renderer'} & hopper['state'].keys()
+    assert '_np_random' in hopper['state'] and hopper['native']['integration']['dtype'] == 'float64'
+
+
+def test_ale_emulator_with_its_rng_restores_exactly_through_a_checkpoint(tmp_path):
+    pytest.importorskip('ale_py')  # sticky actions (ALE/*-v5) draw from the emulator's generator
+    _, trace, uninterrupted = interrupt_and_restore('ALE/Pong-v5', 100, 300, tmp_path)
+    assert_same_trace(trace, uninterrupted)
+    assert any(step['reward'].any() for step in uninterrupted)
+
+
+def preprocessed_pong():
+    """The standard Atari chain of gymnasium's wrappers; frame stacking and episode statistics keep deques."""
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, RecordEpisodeStatistics
+    env = gymnasium.make('ALE/Pong-v5', frameskip=1)
+    return RecordEpisodeStatistics(FrameStackObservation(AtariPreprocessing(env), 4))
+
+
+def test_atari_wrapper_chain_with_deques_restores_exactly(tmp_path):
+    pytest.importorskip('ale_py')
+    actions = np.random.default_rng(0).integers(0, 6, 200)
+    env = preprocessed_pong()
+    env.reset(seed=0)
+    for action in actions[:100]:
+        env.step(action)
+    snapshot = through_checkpoint(snapshot_env(env), tmp_path)
+    uninterrupted = [env.step(action)[:2] for action in actions[100:]]
+    resumed = preprocessed_pong()
+    resumed.reset(seed=1)
+    restore_env(resumed, snapshot)
+    assert resumed.env.obs_queue.maxlen == 4
+    for (obs, reward), (expected_obs, expected_reward) in zip([resumed.step(a)[:2] for a in actions[100:]],
+                                                              uninterrupted, strict=True):
+        np.testing.assert_array_equal(obs, expected_obs)
+        assert reward == expected_reward
+
+
+def test_ale_snapshot_of_another_game_is_refused(tmp_path):
+    pytest.importorskip('ale_py')
+    with make_env_manager(GymEnv({'env_id': 'ALE/Pong-v5'}).make, 'base', 1) as pong:
+        pong.reset(seed=0)
+        snapshot = pong.snapshot()
+    with make_env_manager(GymEnv({'env_id': 'ALE/Breakout-v5'}).make, 'base', 1) as breakout:
+        breakout.reset(seed=0)
+        with pytest.raises(EnvSnapshotError, match="^the snapshot of AtariEnv does not fit the env: its emulator "
+                                                   "state is of the game 'pong', not 'breakout'$"):
+            breakout.restore(snapshot)
+
+
 @pytest.mark.parametrize('manager_type', ['base', 'subprocess'])
 def test_env_with_a_non_plain_attribute_gives_no_env_snapshot_and_the_reason(manager_type, tmp_path):
     make = GymEnv({'env_id': HANDLE_ID}).make
@@ -131,13 +204,14 @@ class ValuesEnv(HandleEnv):
         self.dtype = np.dtype('float64')
         self.scalar_type = np.float32
         self.rng = np.random.default_rng(3)
+        self.recent = deque([np.int64(4), 5.0], maxlen=3)
 
 
 def test_restored_values_keep_their_numpy_types_tuples_and_generator_state(tmp_path):
     env = ValuesEnv()
     snapshot = through_checkpoint(snapshot_env(env), tmp_path)
     expected_draw = env.rng.random()
-    env.values, env.dtype, env.scalar_type = None, None, None
+    env.values, env.dtype, env.scalar_type, env.recent = None, None, None, None
     restore_env(env, snapshot)
     scalar, (array, none, text), mapping = env.values
     assert type(scalar) is np.float32 and scalar == np.float32(1.5)
@@ -146,3 +220,4 @@ def test_restored_values_keep_their_numpy_types_tuples_and_generator_state(tmp_p
     assert type(mapping['k']) is np.int64 and mapping['k'] == 2
     assert env.dtype == np.dtype('float64') and env.scalar_type is np.float32
     assert env.rng.random() == expected_draw
+    assert env.recent == deque([4, 5.0], maxlen=3) and type(env.recent[0]) is np.int64

@@ -2,12 +2,14 @@
 
 A snapshot is built only of what `torch.load(weights_only=True)` reads back without running code:
 str-keyed dicts, lists, str, int, float, bool, None and tensors. numpy arrays and scalars, dtypes,
-tuples and random generators are written in a tagged form that restores the same Python types.
+tuples, deques and random generators are written in a tagged form that restores the same Python types.
 Each wrapper layer is snapshot on its own, so the time-limit counter and the other wrapper counters
-come back along with the physics state and the env's `np_random`.
+come back along with the physics state and the env's `np_random`. A layer whose state lives in a native
+object (MuJoCo's physics data, the Atari emulator) adds that state, saved by its library (`native_state.py`).
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import gymnasium
@@ -15,6 +17,7 @@ import numpy as np
 import torch
 
 from tidal.base.errors import TidalError
+from tidal.envs.native_state import NativeState, native_state
 
 # Instance attributes that are not episode state, skipped on every layer.
 _NOT_STATE = frozenset({
@@ -31,7 +34,8 @@ _NOT_STATE = frozenset({
 # so a set handle is refused like any other attribute.
 _RENDER_HANDLES = frozenset({'screen', 'clock', 'viewer', 'window', 'surf'})
 
-_TAGS = frozenset({'__ndarray__', '__npscalar__', '__dtype__', '__scalar_type__', '__tuple__', '__generator__'})
+_TAGS = frozenset({'__ndarray__', '__npscalar__', '__dtype__', '__scalar_type__', '__tuple__', '__deque__',
+                   '__generator__'})
 _BIT_GENERATORS = {cls.__name__: cls for cls in (np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
                                                   np.random.Philox, np.random.SFC64)}
 
@@ -70,17 +74,21 @@ class Snapshottable(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
 
 
 def snapshot_env(env: gymnasium.Env) -> dict:
-    """`{'layers': [{'class': name, 'state': {attribute: value}}, ...]}`, outermost layer first."""
-    return {'layers': [{'class': type(layer).__name__, 'state': _snapshot_layer(layer)}
-                       for layer in _layers(env)]}
+    """`{'layers': [{'class': name, 'state': {attribute: value}}, ...]}`, outermost layer first; a layer with
+    a native object also holds `'native'`, that object's state."""
+    return {'layers': [_snapshot_layer(layer) for layer in _layers(env)]}
 
 
 def restore_env(env: gymnasium.Env, snapshot: dict) -> None:
-    """Set every layer's attributes back to `snapshot`; nothing is changed if it does not fit."""
+    """Set every layer's attributes (and native state) back to `snapshot`; nothing is changed if it does not fit."""
     layers = _layers(env)
     check_fits(snapshot, [type(layer).__name__ for layer in layers])
     states = [{name: _decode(value) for name, value in saved['state'].items()} for saved in snapshot['layers']]
-    for layer, state in zip(layers, states):
+    natives = [_native_to_load(layer, saved) for layer, saved in zip(layers, snapshot['layers'])]
+    for layer, state, native in zip(layers, states, natives):
+        if native is not None:
+            handler, native_saved = native
+            handler.load(layer, native_saved)
         for name, value in state.items():
             _assign(layer, name, value)
 
@@ -120,16 +128,37 @@ def _layers(env: gymnasium.Env) -> list[gymnasium.Env]:
 
 
 def _snapshot_layer(layer: gymnasium.Env) -> dict:
+    native = native_state(layer)
+    skipped = _NOT_STATE | native.skipped if native is not None else _NOT_STATE
     state = {}
     for name, value in vars(layer).items():
-        if name in _NOT_STATE or (name in _RENDER_HANDLES and value is None):
+        if name in skipped or (name in _RENDER_HANDLES and value is None):
             continue
         try:
             state[name] = _encode(value)
         except _NotPlainData as err:
             raise EnvSnapshotError(f"{type(layer).__name__} cannot be snapshot: attribute '{name}' "
                                    f"holds {err}") from None
-    return state
+    saved = {'class': type(layer).__name__, 'state': state}
+    if native is not None:
+        saved['native'] = _encode(native.save(layer))
+    return saved
+
+
+def _native_to_load(layer: gymnasium.Env, saved: dict) -> tuple[NativeState, dict] | None:
+    """The layer's NativeState and the decoded native state to load with it; raises if they do not fit."""
+    native = native_state(layer)
+    if native is None and 'native' not in saved:
+        return None
+    if native is None or 'native' not in saved:
+        raise EnvSnapshotError(f"the snapshot of {type(layer).__name__} {'lacks' if native else 'holds'} the "
+                               f"state of a native object (physics data, emulator) that the env "
+                               f"{'holds' if native else 'lacks'}")
+    state = _decode(saved['native'])
+    why = native.mismatch(layer, state)
+    if why is not None:
+        raise EnvSnapshotError(f'the snapshot of {type(layer).__name__} does not fit the env: {why}')
+    return native, state
 
 
 def _assign(layer: gymnasium.Env, name: str, value: Any) -> None:
@@ -172,6 +201,8 @@ def _encode(value: Any) -> Any:
         return [_encode(item) for item in value]
     if type(value) is tuple:
         return {'__tuple__': [_encode(item) for item in value]}
+    if type(value) is deque:
+        return {'__deque__': [_encode(item) for item in value], 'maxlen': value.maxlen}
     if type(value) is dict and all(type(key) is str and key not in _TAGS for key in value):
         return {key: _encode(item) for key, item in value.items()}
     raise _NotPlainData(_a(type(value).__name__))
@@ -192,6 +223,8 @@ def _decode(data: Any) -> Any:
         return np.dtype(data['__scalar_type__']).type
     if '__tuple__' in data:
         return tuple(_decode(item) for item in data['__tuple__'])
+    if '__deque__' in data:
+        return deque((_decode(item) for item in data['__deque__']), maxlen=data['maxlen'])
     if '__generator__' in data:
         state = _decode(data['__generator__'])
         if state['bit_generator'] not in _BIT_GENERATORS:
