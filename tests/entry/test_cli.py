@@ -90,3 +90,30 @@ def test_plot_draws_runs_into_one_png(tmp_path, capsys):
     assert out.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert main(['plot', str(tmp_path)]) == 2
     assert 'has no evals.csv' in capsys.readouterr().err
+
+
+def test_plot_draws_seeds_of_one_config_as_one_curve_unless_per_run(tmp_path, monkeypatch, capsys):
+    for seed in range(3):
+        run = tmp_path / f'pendulum_sac_seed{seed}'
+        run.mkdir()
+        (run / 'evals.csv').write_text('env_step,train_iter,wall_time,return_mean,return_std,episode_length_mean,'
+                                       f'collect_return_mean\n0,0,0.0,{-900 + seed},1.0,200,nan\n'
+                                       f'1000,900,5.0,{-300 + seed},1.0,200,-500\n')
+        (run / 'config.yaml').write_text(f'main_config:\n  exp_name: {run}\n  seed: {seed}\n'
+                                         'create_config:\n  policy:\n    type: sac\n')
+    drawn = {}
+    import tidal.worker.plot as plot
+    real = plot.curve_figure
+
+    def spy(run_dirs, title='', per_run=False):
+        fig = real(run_dirs, title, per_run)
+        drawn[per_run] = [line.get_label() for line in fig.axes[0].get_lines()]
+        return fig
+
+    monkeypatch.setattr(plot, 'curve_figure', spy)
+    runs = [str(tmp_path / f'pendulum_sac_seed{seed}') for seed in range(3)]
+    assert main(['plot', *runs, '-o', str(tmp_path / 'iqm.png')]) == 0
+    assert main(['plot', *runs, '--per-run', '-o', str(tmp_path / 'each.png')]) == 0
+    assert drawn[False] == ['pendulum_sac (IQM of 3 seeds, 95% CI)']
+    assert drawn[True][::2] == [f'pendulum_sac_seed{seed} (eval)' for seed in range(3)]
+    assert (tmp_path / 'iqm.png').read_bytes()[:8] == (tmp_path / 'each.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

@@ -116,9 +116,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
-    p = sub.add_parser('plot', help='plot eval (and collect) return against env steps for one or more runs')
+    p = sub.add_parser('plot', help='plot eval (and collect) return against env steps for one or more runs; '
+                                    'the seeds of one config make one curve (IQM with a 95%% bootstrap band)')
     p.add_argument('run_dirs', nargs='+')
     p.add_argument('-o', '--output', default='curves.png')
+    p.add_argument('--per-run', action='store_true', help='one curve per run, even for seeds of one config')
     return parser
 
 
@@ -210,7 +212,7 @@ def _dispatch(args: argparse.Namespace) -> None:
         print(f'wrote {args.episodes} episodes to {path}')
     elif args.command == 'plot':
         from tidal.worker.plot import plot_curves
-        print(plot_curves(args.run_dirs, Path(args.output)))
+        print(plot_curves(args.run_dirs, Path(args.output), per_run=args.per_run))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

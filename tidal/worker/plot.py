@@ -1,4 +1,8 @@
-"""Learning curves (eval return, and the collect return beside it, against env steps) as PNG files."""
+"""Learning curves (eval return, and the collect return beside it, against env steps) as PNG files.
+
+Runs that are seeds of one config (see `run_groups`) are drawn as one curve: the interquartile mean
+of their eval returns at each env step with its 95% stratified-bootstrap confidence band.
+"""
 from __future__ import annotations
 
 import csv
@@ -13,7 +17,11 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.figure import Figure  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from tidal.base.errors import TidalError  # noqa: E402
+from tidal.rl_utils.stats import iqm_ci  # noqa: E402
+from tidal.worker.run_groups import RunGroup, group_runs  # noqa: E402
 
 #: The columns of `evals.csv`. collect_return_mean is the mean return of the training episodes finished since
 #: the previous evaluation ('nan' where none finished).
@@ -38,34 +46,74 @@ def read_evals(run_dir: str | os.PathLike) -> dict[str, list[float]]:
     return {key: [float(row[key]) if key in header else math.nan for row in rows] for key in EVAL_COLUMNS}
 
 
-def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '') -> Figure:
-    """One colour per run against env steps: the mean eval return (solid, with a +-std band) and, where
-    evals.csv has it, the mean return of the training episodes between evaluations (dashed). The caller
-    closes the figure (`plt.close`)."""
+def seed_curve(run_dirs: Sequence[str | os.PathLike], confidence: float = 0.95, replicates: int = 2000,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(env steps, IQM, CI low, CI high) of the seeds' eval returns.
+
+    The curve spans the env steps every seed reached (from the latest first evaluation to the earliest
+    last one), on the union of the seeds' evaluation steps there; a seed without an evaluation at one
+    of those steps is interpolated linearly between its neighbours, so seeds that evaluated on the
+    same grid enter with their own values only.
+    """
+    evals = [read_evals(run_dir) for run_dir in run_dirs]
+    empty = [str(run_dir) for run_dir, e in zip(run_dirs, evals) if not e['env_step']]
+    if empty:
+        raise TidalError(f"'{empty[0]}' has no evaluations yet: nothing to plot")
+    start = max(e['env_step'][0] for e in evals)
+    end = min(e['env_step'][-1] for e in evals)
+    steps = np.unique([step for e in evals for step in e['env_step'] if start <= step <= end])
+    returns = np.stack([np.interp(steps, e['env_step'], e['return_mean']) for e in evals])  # [seeds, steps]
+    intervals = [iqm_ci(returns[:, i], confidence, replicates, seed) for i in range(len(steps))]
+    return (steps, np.array([c.point for c in intervals]), np.array([c.low for c in intervals]),
+            np.array([c.high for c in intervals]))
+
+
+def _draw_run(ax: plt.Axes, run_dir: str | os.PathLike) -> None:
+    """One run: its mean eval return with a +-std band, and the collect return dashed where recorded."""
+    evals = read_evals(run_dir)
+    name = Path(run_dir).name
+    steps, mean, std = evals['env_step'], evals['return_mean'], evals['return_std']
+    collected = [(step, value) for step, value in zip(steps, evals['collect_return_mean']) if math.isfinite(value)]
+    line, = ax.plot(steps, mean, label=f'{name} (eval)' if collected else name)
+    ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
+                    color=line.get_color(), alpha=0.2)
+    if collected:
+        ax.plot([step for step, _ in collected], [value for _, value in collected], linestyle='--',
+                color=line.get_color(), label=f'{name} (collect)')
+
+
+def _draw_group(ax: plt.Axes, group: RunGroup) -> None:
+    """Seeds of one config: the IQM of their eval returns with its 95% bootstrap band."""
+    steps, middle, low, high = seed_curve(group.run_dirs)
+    line, = ax.plot(steps, middle, label=f'{group.label} (IQM of {len(group.run_dirs)} seeds, 95% CI)')
+    ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
+
+
+def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run: bool = False) -> Figure:
+    """Eval return against env steps, one colour per curve. Seeds of one config make one curve (their
+    IQM with a 95% confidence band); a run alone is drawn with its +-std band over eval episodes and,
+    where evals.csv has it, the mean return of the training episodes between evaluations (dashed).
+    `per_run` draws every run alone. The caller closes the figure (`plt.close`)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for run_dir in run_dirs:
-        evals = read_evals(run_dir)
-        name = Path(run_dir).name
-        steps, mean, std = evals['env_step'], evals['return_mean'], evals['return_std']
-        collected = [(step, value) for step, value in zip(steps, evals['collect_return_mean']) if math.isfinite(value)]
-        line, = ax.plot(steps, mean, label=f'{name} (eval)' if collected else name)
-        ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
-                        color=line.get_color(), alpha=0.2)
-        if collected:
-            ax.plot([step for step, _ in collected], [value for _, value in collected], linestyle='--',
-                    color=line.get_color(), label=f'{name} (collect)')
+    groups = [RunGroup(Path(r).name, (Path(r),)) for r in run_dirs] if per_run else group_runs(run_dirs)
+    for group in groups:
+        if len(group.run_dirs) == 1:
+            _draw_run(ax, group.run_dirs[0])
+        else:
+            _draw_group(ax, group)
     ax.set_xlabel('env steps')
     ax.set_ylabel('return')
-    ax.set_title(title or ', '.join(Path(r).name for r in run_dirs))
+    ax.set_title(title or ', '.join(group.label for group in groups))
     ax.grid(alpha=0.3)
     ax.legend(loc='best', fontsize='small')
     fig.tight_layout()
     return fig
 
 
-def plot_curves(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = '') -> Path:
+def plot_curves(run_dirs: Sequence[str | os.PathLike], out: str | os.PathLike, title: str = '',
+                per_run: bool = False) -> Path:
     """`curve_figure` of the runs, saved as a PNG (atomically)."""
-    fig = curve_figure(run_dirs, title)
+    fig = curve_figure(run_dirs, title, per_run)
     out = Path(out)
     tmp = out.with_name(f'.{out.stem}.tmp.png')
     fig.savefig(tmp, dpi=100)

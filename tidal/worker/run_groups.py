@@ -1,0 +1,69 @@
+"""Which run folders are seeds of one config, so that a plot can aggregate them into one curve.
+
+The rule: two runs are seeds of one config when their `config.yaml` files are identical apart from
+`main_config.exp_name` (the folder) and `main_config.seed`. A run without a config.yaml is a group of
+its own. Groups keep the order in which their first run was given.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from tidal.base.errors import TidalError
+
+#: main_config keys that differ between the seeds of one config.
+PER_SEED_KEYS = ('exp_name', 'seed')
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """Run folders that differ only by their seed, and the name a plot gives them."""
+    label: str
+    run_dirs: tuple[Path, ...]
+
+
+def config_identity(run_dir: str | os.PathLike) -> str | None:
+    """The run's resolved config without its per-seed keys, as canonical JSON; None without config.yaml."""
+    path = Path(run_dir) / 'config.yaml'
+    if not path.is_file():
+        return None
+    try:
+        config = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise TidalError(f"'{path}' is not readable YAML: {str(error).splitlines()[0]}") from None
+    if not isinstance(config, dict):
+        raise TidalError(f"'{path}' holds no config (a mapping with main_config)")
+    main = dict(config.get('main_config') or {})
+    for key in PER_SEED_KEYS:
+        main.pop(key, None)
+    return json.dumps({**config, 'main_config': main}, sort_keys=True, default=str)
+
+
+def group_label(run_dirs: Sequence[Path]) -> str:
+    """The folder names' common start without a trailing seed (`hopper_sac` for hopper_sac_seed0 and
+    hopper_sac_seed1, or for hopper_sac_s0 and hopper_sac_s1); the common parent folder's name when the
+    names share nothing else (exp/seed0, exp/seed1); else the first folder's name."""
+    names = [run_dir.name for run_dir in run_dirs]
+    if len(names) == 1:
+        return names[0]
+    label = re.sub(r'(^|[_\-. ])(seed|s)?$', '', os.path.commonprefix(names).rstrip('0123456789'))
+    parents = {run_dir.resolve().parent.name for run_dir in run_dirs}
+    if not label and len(parents) == 1:
+        label = parents.pop()
+    return label or names[0]
+
+
+def group_runs(run_dirs: Sequence[str | os.PathLike]) -> list[RunGroup]:
+    """The runs split into groups of seeds of one config (see the module docstring for the rule)."""
+    by_identity: dict[str, list[Path]] = {}
+    for index, run_dir in enumerate(run_dirs):
+        identity = config_identity(run_dir)
+        members = by_identity.setdefault(identity if identity is not None else f'#run {index}', [])
+        members.append(Path(run_dir))
+    return [RunGroup(group_label(members), tuple(members)) for members in by_identity.values()]
