@@ -30,6 +30,7 @@ setup(
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
         'minatar': ['minatar>=1.0.15'],
         'marl': ['mpe2', 'pettingzoo'],
+        'envpool': ['envpool>=1.2,<1.3'],  # env_manager.type='envpool'; with its assets about 0.7 GB
     },
     entry_points={'console_scripts': ['tidal=tidal.entry.cli:main']},
 )

@@ -13,7 +13,7 @@ vector, and episode returns add up the scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import gymnasium
 import numpy as np
@@ -59,8 +59,10 @@ class EnvManager:
         type='base',
     )
 
-    def __init__(self, env_fns: list[EnvFn], name: str = 'env', role: str = 'env') -> None:
+    def __init__(self, env_fns: list[EnvFn], name: str = 'env', role: str = 'env',
+                 env_cfg: Mapping[str, Any] | None = None) -> None:
         self.name, self.role = name, role  # for errors: "env 'Pendulum-v1' (collector env 1) ..."
+        self.env_cfg = env_cfg  # the env section, for a manager that builds its envs from it (EnvPool)
         if not env_fns:
             raise ConfigError('an env manager needs at least one env (env.collector_env_num / '
                               'env.evaluator_env_num must be >= 1)')
@@ -300,8 +302,9 @@ class QuietAsyncVectorEnv(AsyncVectorEnv):
 
 
 def make_env_manager(env_fn: EnvFn, manager_type: str, num_envs: int, name: str = 'env',
-                     role: str = 'env') -> EnvManager:
+                     role: str = 'env', env_cfg: Mapping[str, Any] | None = None) -> EnvManager:
     """`num_envs` copies of `env_fn` behind the manager registered as `manager_type`; `name` (the env id)
-    and `role` ('collector', 'evaluator') make its errors say which env failed."""
+    and `role` ('collector', 'evaluator') make its errors say which env failed; `env_cfg` is the env
+    section, which the 'envpool' manager builds its envs from."""
     manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
-    return manager_cls([env_fn] * num_envs, name=name, role=role)
+    return manager_cls([env_fn] * num_envs, name=name, role=role, env_cfg=env_cfg)

@@ -43,4 +43,4 @@ def build_env_manager(cfg: EasyDict, role: str, num_envs: Optional[int] = None,
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     name = cfg.env.get('env_id') or cfg.env.type
     count = cfg.env[f'{role}_env_num'] if num_envs is None else num_envs
-    return make_env_manager(env.make, cfg.env_manager.type, count, name, label or role)
+    return make_env_manager(env.make, cfg.env_manager.type, count, name, label or role, env_cfg=cfg.env)
