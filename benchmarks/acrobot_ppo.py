@@ -25,7 +25,8 @@ from pathlib import Path
 
 from common import (BENCH_DIR, Job, check_tidal_config, display_path, ensure_sb3_venv, read_run, run_lanes,
                     shown_command, tidal_train_command)
-from report import curve_mean, library_row, markdown_table, milestones, plot_curves, steps_cell, steps_to_summary
+from report import (curve_mean, iqm_of, library_row, markdown_table, milestones, plot_curves, steps_cell,
+                    steps_to_summary)
 
 THRESHOLD = -100  # an Acrobot return the tuned baselines reach
 FULL_BUDGET = ['env.stop_value=null']
@@ -103,8 +104,8 @@ def build_report(args: argparse.Namespace) -> str:
                 'Acrobot-v1, return of the training episodes (the sampling policy): median, min-max band',
                 references={f'{THRESHOLD}': THRESHOLD})
     collect_rows = {labels[arm]: library_row(collected[arm], marks) for arm in tidal_arms}
-    head = ['arm', 'mean eval return over the run', 'final eval return', f'env steps to {THRESHOLD}',
-            'wall clock (s)']
+    head = ['arm', 'mean eval return over the run', 'IQM [95% CI]', 'final eval return', 'IQM [95% CI]',
+            f'env steps to {THRESHOLD}', 'wall clock (s)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     summary: dict = {}
     for arm in args.arms:
@@ -114,7 +115,8 @@ def build_report(args: argparse.Namespace) -> str:
         walls = [run['summary']['wall_time'] for run in runs[arm]]
         lines.append('| ' + ' | '.join([
             labels[arm], f'{statistics.median(means):.1f} (' + ', '.join(f'{m:.1f}' for m in means) + ')',
-            f'{statistics.median(finals):.1f}', steps_cell(reached), f'{statistics.median(walls):.0f}']) + ' |')
+            iqm_of(means), f'{statistics.median(finals):.1f}', iqm_of(finals), steps_cell(reached),
+            f'{statistics.median(walls):.0f}']) + ' |')
         summary[arm] = {'label': labels[arm], 'mean_eval_return': means, 'final_returns': finals,
                         'steps_to_threshold': reached, 'wall_time': walls,
                         'commands': [shown_command(job(args, arm, seed).cmd, args.threads) for seed in args.seeds],

@@ -33,7 +33,7 @@ import numpy as np
 
 from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_lanes, shown_command,
                     tidal_train_command)
-from report import curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves
+from report import curve_mean, fmt_steps, iqm_of, library_row, markdown_table, milestones, plot_curves
 
 FULL_BUDGET = ['env.stop_value=null']
 PARALLEL_RUNS = 2  # one per core on the 2-core benchmark machines
@@ -126,11 +126,13 @@ def build_report(args: argparse.Namespace, random: dict) -> str:
                 ylabel='eval return (sum over agents)', references={'uniform random': random['mean']})
     means = {label: [curve_mean(run['evals'], args.steps) for run in runs[label]] for label in runs}
     finals = {label: [run['evals'][-1]['return_mean'] for run in runs[label]] for label in runs}
-    lines = ['| variant | final return | mean eval return over the run |', '|---|---|---|']
+    lines = ['| variant | final return | IQM [95% CI] | mean eval return over the run | IQM [95% CI] |',
+             '|---|---|---|---|---|']
     for label in runs:
         lines.append(f'| {label} | {statistics.median(finals[label]):.1f} (' + ', '.join(f'{v:.1f}' for v in finals[label])
-                     + f') | {statistics.median(means[label]):.1f} |')
-    lines.append(f"| uniform random | {random['mean']:.1f} (std {random['std']:.1f}, {random['episodes']} episodes) | |")
+                     + f') | {iqm_of(finals[label])} | {statistics.median(means[label]):.1f} | {iqm_of(means[label])} |')
+    lines.append(f"| uniform random | {random['mean']:.1f} (std {random['std']:.1f}, {random['episodes']} episodes) "
+                 "| | | |")
     vers = {name: importlib.metadata.version(name) for name in ('tidal', 'torch', 'pettingzoo', 'mpe2')}
     results = {'benchmark': 'masac_mpe', 'arms': args.arms, 'seeds': args.seeds, 'steps': args.steps, 'versions': vers,
                'random': random, 'table': rows, 'final_returns': finals, 'mean_eval_return': means,

@@ -28,7 +28,7 @@ from typing import Optional
 
 from common import (BENCH_DIR, DI_ENGINE_PIN, LIGHTZERO_PIN, LIGHTZERO_VENV, Job, check_tidal_config, display_path,
                     ensure_lightzero_venv, read_run, run_lanes, shown_command, tidal_train_command, venv_python)
-from report import (curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
+from report import (curve_mean, fmt_steps, iqm_of, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to, steps_to_summary)
 
 THRESHOLD = 475  # CartPole-v1's "solved" return
@@ -165,7 +165,7 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
     plot_curves(runs, args.out / f'curves_{name}.png', spec.plot_title,
                 references={f'{THRESHOLD}': THRESHOLD})
     head = ['variant', f'env steps to {THRESHOLD}', f'wall clock to {THRESHOLD} (s)', 'mean eval return over the run',
-            'final return', 'wall clock of the run (s)']
+            'IQM [95% CI]', 'final return', 'IQM [95% CI]', 'wall clock of the run (s)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     result: dict = {'title': title, 'steps': steps, 'milestones': marks, 'table': rows, 'variants': {}}
     for label, config in configs.items():
@@ -178,8 +178,8 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
         lines.append('| ' + ' | '.join([
             label, steps_cell(reached),
             'not reached' if seconds_median == float('inf') else f'{seconds_median:.0f}',
-            f'{statistics.median(means):.1f} (' + ', '.join(f'{m:.1f}' for m in means) + ')',
-            f'{statistics.median(finals):.1f}', f'{statistics.median(walls):.0f}']) + ' |')
+            f'{statistics.median(means):.1f} (' + ', '.join(f'{m:.1f}' for m in means) + ')', iqm_of(means),
+            f'{statistics.median(finals):.1f}', iqm_of(finals), f'{statistics.median(walls):.0f}']) + ' |')
         result['variants'][label] = {
             'config': config, 'steps_to_threshold': reached, 'seconds_to_threshold': seconds,
             'mean_eval_return': means, 'final_returns': finals, 'wall_time': walls,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_batch, shown_command,
                     tidal_train_command)
-from report import (curve_mean, fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
+from report import (curve_mean, fmt_steps, iqm_of, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to_summary)
 
 
@@ -123,13 +123,13 @@ def env_report(args: argparse.Namespace, env: str) -> tuple[dict, list[str]]:
     plot_curves({labels[v]: runs[v] for v in variants}, args.out / f'curves_{env}.png',
                 f'PPG vs PPO on {spec.env_id}, {len(args.seeds)} seed(s): median, min-max band', references=references)
 
-    head = ['variant', 'mean eval return over the run', 'final return']
+    head = ['variant', 'mean eval return over the run', 'IQM [95% CI]', 'final return', 'IQM [95% CI]']
     if reached:
         head.append(f'env steps to {spec.threshold:g}')
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for v in variants:
         cells = [labels[v], f'{statistics.median(means[v]):.1f} (' + ', '.join(f'{m:.1f}' for m in means[v]) + ')',
-                 f'{statistics.median(finals[v]):.1f}']
+                 iqm_of(means[v]), f'{statistics.median(finals[v]):.1f}', iqm_of(finals[v])]
         if reached:
             cells.append(steps_cell(reached[v]))
         lines.append('| ' + ' | '.join(cells) + ' |')

@@ -3,10 +3,35 @@
 Libraries evaluate on different env-step grids (tidal every N train iterations after its warm-up,
 SB3 every N env steps), so a value "at" an env step is always the last evaluation at or before it;
 cells say which env step they come from whenever it differs from the milestone.
+
+Over seeds, tables quote the median and the interquartile mean (IQM) with its 95% stratified-bootstrap
+confidence interval (`tidal.rl_utils.stats`; with 3 seeds the IQM trims nothing and is the mean).
 """
 import math
 import statistics
 from pathlib import Path
+
+from tidal.rl_utils.stats import iqm_ci
+
+#: Bootstrap replicates behind every interval, and the seed that makes them repeatable.
+CI_REPLICATES, CI_SEED = 2000, 0
+
+
+def seed_summary(values: list[float]) -> dict:
+    """Median, IQM and the IQM's 95% stratified-bootstrap interval of per-seed values."""
+    interval = iqm_ci(values, replicates=CI_REPLICATES, seed=CI_SEED)
+    return {'median': statistics.median(values), 'iqm': interval.point, 'ci': [interval.low, interval.high]}
+
+
+def iqm_cell(summary: dict, digits: int = 1) -> str:
+    """A `seed_summary` as 'IQM [low, high]'."""
+    low, high = summary['ci']
+    return f"{summary['iqm']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def iqm_of(values: list[float], digits: int = 1) -> str:
+    """Per-seed values as the cell 'IQM [low, high]' that tables put beside their median."""
+    return iqm_cell(seed_summary(values), digits)
 
 
 def milestones(steps: int, parts: int = 4) -> list[int]:
@@ -65,14 +90,15 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
 
 
 def library_row(runs: list[dict], marks: list[int]) -> dict:
-    """Medians over seeds of the milestone returns (with the env steps they come from) and speeds."""
+    """Medians, IQMs and the IQMs' 95% intervals over seeds of the milestone returns (with the env steps
+    they come from), and median speeds."""
     row: dict = {'seeds': len(runs), 'returns': {}}
     for mark in marks:
         found = [eval_at(run['evals'], mark) for run in runs]
         if any(f is None for f in found):
             row['returns'][mark] = None
             continue
-        row['returns'][mark] = {'median': statistics.median(f['return_mean'] for f in found),
+        row['returns'][mark] = {**seed_summary([f['return_mean'] for f in found]),
                                 'from_env_steps': sorted({f['env_step'] for f in found})}
     for key in ('wall_time', 'env_steps_per_s', 'updates_per_s'):
         row[key] = statistics.median(run['summary'][key] for run in runs)
@@ -91,12 +117,15 @@ def milestone_cell(cell: dict | None, mark: int, digits: int = 1) -> str:
 
 
 def markdown_table(rows: dict[str, dict], marks: list[int], first_column: str = 'library') -> str:
-    """Per library: median eval return at each milestone, median wall clock and throughputs."""
+    """Per library: median eval return at each milestone, the IQM [95% CI] of the last one, median wall
+    clock and throughputs."""
     head = [first_column, 'seeds'] + [f'return @{fmt_steps(m)}' for m in marks] + \
-        ['wall-clock (s)', 'env steps/s', 'updates/s']
+        [f'IQM [95% CI] @{fmt_steps(marks[-1])}', 'wall-clock (s)', 'env steps/s', 'updates/s']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for label, row in rows.items():
+        final = row['returns'][marks[-1]]
         cells = [label, str(row['seeds'])] + [milestone_cell(row['returns'][m], m) for m in marks] + \
+            ['n/a' if final is None else iqm_cell(final)] + \
             [f"{row['wall_time']:.0f}", f"{row['env_steps_per_s']:.1f}", f"{row['updates_per_s']:.1f}"]
         lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
