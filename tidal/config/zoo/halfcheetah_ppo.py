@@ -1,0 +1,14 @@
+"""PPO on HalfCheetah-v5 (MuJoCo) with `hopper_ppo`'s settings, CleanRL's continuous-action PPO, which it runs
+unchanged on every MuJoCo task.
+
+Needs the `mujoco` package (`pip install -e ".[mujoco]"`).
+"""
+import copy
+
+from tidal.config.zoo import hopper_ppo
+
+main_config = copy.deepcopy(hopper_ppo.main_config)
+main_config['exp_name'] = 'halfcheetah_ppo'
+main_config['env']['env_id'] = 'HalfCheetah-v5'
+
+create_config = copy.deepcopy(hopper_ppo.create_config)

@@ -1,0 +1,13 @@
+"""TAAC on HalfCheetah-v5 (MuJoCo) with `hopper_taac`'s settings, the protocol of the TAAC paper's MuJoCo runs.
+
+Needs the `mujoco` package (`pip install -e ".[mujoco]"`).
+"""
+import copy
+
+from tidal.config.zoo import hopper_taac
+
+main_config = copy.deepcopy(hopper_taac.main_config)
+main_config['exp_name'] = 'halfcheetah_taac'
+main_config['env']['env_id'] = 'HalfCheetah-v5'
+
+create_config = copy.deepcopy(hopper_taac.create_config)
