@@ -380,11 +380,12 @@ def _versions(python: Path, names: list[str]) -> dict[str, str | None]:
 def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
     """Python of the SB3 venv, created on first use with the same torch build as tidal's.
 
-    SB3 lives apart so it never becomes a dependency of tidal; torch is installed first and pinned
+    SB3 lives apart so it never becomes a dependency of tidal (with MuJoCo and what gymnasium's MuJoCo envs
+    import); torch is installed first and pinned
     again in the second install so pip cannot swap it for another (multi-GB) build.
     """
-    return ensure_venv(venv, 'stable_baselines3, gymnasium',
-                       [[TORCH_PIN], ['stable-baselines3', 'gymnasium', TORCH_PIN]])
+    return ensure_venv(venv, 'stable_baselines3, gymnasium.envs.mujoco',
+                       [[TORCH_PIN], ['stable-baselines3', 'gymnasium', 'mujoco', 'imageio', 'packaging', TORCH_PIN]])
 
 
 def ensure_lightzero_venv(training: bool = False) -> Path:

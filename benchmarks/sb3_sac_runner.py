@@ -1,4 +1,4 @@
-"""Stable-Baselines3 SAC on Pendulum-v1 with the settings of tidal's `pendulum_sac` benchmark run.
+"""Stable-Baselines3 SAC with the settings of tidal's SAC benchmark runs (Pendulum-v1, MuJoCo tasks).
 
 Runs inside the SB3 virtual environment (`benchmarks/.venv-sb3`), never in tidal's, and writes the
 same run folder as `tidal train` (`evals.csv`, `summary.json`) so both are read by one function.
@@ -19,7 +19,6 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from common import EvalLog, write_summary
 
-ENV_ID = 'Pendulum-v1'
 EVAL_SEED_OFFSET = 10_000  # the eval env's seeds never coincide with the training env's
 
 
@@ -61,6 +60,8 @@ class PeriodicEval(BaseCallback):
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--env-id', default='Pendulum-v1', help='gymnasium env id')
+    parser.add_argument('--learning-starts', type=int, default=100, help='random env steps before learning')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--steps', type=int, default=20_000, help='env steps to train for')
     parser.add_argument('--run-dir', type=Path, required=True)
@@ -73,11 +74,11 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    settings = dict(learning_rate=3e-4, buffer_size=1_000_000, learning_starts=100, batch_size=256,
-                    tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef='auto',
+    settings = dict(learning_rate=3e-4, buffer_size=1_000_000, learning_starts=args.learning_starts,
+                    batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef='auto',
                     policy_kwargs=dict(net_arch=dict(pi=[256, 256], qf=[256, 256])))
-    model = SAC('MlpPolicy', gym.make(ENV_ID), seed=args.seed, device='cpu', verbose=0, **settings)
-    eval_env = gym.make(ENV_ID)
+    model = SAC('MlpPolicy', gym.make(args.env_id), seed=args.seed, device='cpu', verbose=0, **settings)
+    eval_env = gym.make(args.env_id)
     eval_env.reset(seed=args.seed + EVAL_SEED_OFFSET)
 
     log = EvalLog(args.run_dir)
@@ -88,7 +89,7 @@ def main() -> None:
     log.close()
 
     summary = write_summary(args.run_dir, model.num_timesteps, model._n_updates, wall_time)
-    info = {'library': 'stable-baselines3', 'env_id': ENV_ID, 'seed': args.seed, 'threads': args.threads,
+    info = {'library': 'stable-baselines3', 'env_id': args.env_id, 'seed': args.seed, 'threads': args.threads,
             'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes, 'settings': settings,
             'versions': {name: importlib.metadata.version(name)
                          for name in ('stable-baselines3', 'torch', 'gymnasium', 'numpy')}}
