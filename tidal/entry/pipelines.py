@@ -15,7 +15,7 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.entry.result import RunResult
 from tidal.entry.run import Run
-from tidal.entry.setup import ConfigInput, load_config, load_layered, new_run_folder
+from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_folder
 from tidal.registry import feed_class, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.distributed import broadcast_object, init_distributed
@@ -53,6 +53,8 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
     the folder, new or empty before, is removed again rather than left half-written. Under torchrun
     only rank 0 makes and writes the folder; the other ranks learn its path from rank 0.
     """
+    feed_cls = run_feed(cfg)
+    check_budget(cfg, max_env_step, max_train_iter, feed_cls)  # before the folder: a refused run leaves none
     context = init_distributed(policy_device(cfg.policy))
     made: Union[Path, TidalError, None] = None
     if context.is_main:
@@ -66,7 +68,7 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
     run_dir = made
     assert isinstance(run_dir, Path)
     try:
-        run = Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress)
+        run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress)
     except OSError as err:
         if context.is_main:
             shutil.rmtree(run_dir, ignore_errors=True)
