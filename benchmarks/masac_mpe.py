@@ -129,8 +129,9 @@ def build_report(args: argparse.Namespace, random: dict) -> str:
     lines = ['| variant | final return | IQM [95% CI] | mean eval return over the run | IQM [95% CI] |',
              '|---|---|---|---|---|']
     for label in runs:
-        lines.append(f'| {label} | {statistics.median(finals[label]):.1f} (' + ', '.join(f'{v:.1f}' for v in finals[label])
-                     + f') | {iqm_of(finals[label])} | {statistics.median(means[label]):.1f} | {iqm_of(means[label])} |')
+        seeds = ', '.join(f'{v:.1f}' for v in finals[label])
+        lines.append(f'| {label} | {statistics.median(finals[label]):.1f} ({seeds}) | {iqm_of(finals[label])} '
+                     f'| {statistics.median(means[label]):.1f} | {iqm_of(means[label])} |')
     lines.append(f"| uniform random | {random['mean']:.1f} (std {random['std']:.1f}, {random['episodes']} episodes) "
                  "| | | |")
     vers = {name: importlib.metadata.version(name) for name in ('tidal', 'torch', 'pettingzoo', 'mpe2')}

@@ -53,7 +53,8 @@ def write_seed(tmp_path, name, seed, returns, env_id='CartPole-v1', steps=(0, 10
     """A run folder as a run writes it: evals.csv in EVAL_COLUMNS and a resolved config.yaml."""
     run = tmp_path / name
     run.mkdir()
-    rows = [f'{step},{10 * i},{float(i)},{value},1.0,{value},nan' for i, (step, value) in enumerate(zip(steps, returns))]
+    rows = [f'{step},{10 * i},{float(i)},{value},1.0,{value},nan'
+            for i, (step, value) in enumerate(zip(steps, returns))]
     (run / 'evals.csv').write_text(','.join(EVAL_COLUMNS) + '\n' + '\n'.join(rows) + '\n')
     (run / 'config.yaml').write_text(
         '# Resolved tidal config: every key with its value in this run. Run it again with `tidal train`.\n'
