@@ -11,6 +11,7 @@ episodes (`EnvManager.restore` returns False with the reason).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping
 
 import gymnasium
@@ -41,23 +42,20 @@ class EnvPoolVectorEnv(VectorEnv):
         import envpool
         self._make_pool = lambda seed: envpool.make(task_id, env_type='gymnasium', num_envs=num_envs,
                                                     seed=seed, num_threads=num_threads, **task_kwargs)
-        self._pool = self._make_pool(0)
+        self._pool: Any = None  # made by the first reset, since a seed can only be given when it is made
+        spec = envpool.make_spec(task_id, **task_kwargs)
+        with warnings.catch_warnings():  # EnvPool builds its float32 Boxes from float64 bounds
+            warnings.filterwarnings('ignore', message='.*precision lowered')
+            raw_obs, raw_action = spec.gymnasium_observation_space, spec.gymnasium_action_space
         self.num_envs = num_envs
-        raw_obs, raw_action = self._pool.observation_space, self._pool.action_space
         self._obs_dtype = _observation_dtype(raw_obs)
         self._channel_last = channel_last  # EnvPool stacks Atari frames first: [stack, H, W]
         self.single_observation_space = _cast_box(raw_obs, self._obs_dtype, channel_last)
-        self._action_low = self._action_high = None
-        self.single_action_space = raw_action
+        self.single_action_space = _action_space(raw_action, normalize_action)
+        self._bounds: tuple[np.ndarray, np.ndarray] | None = None  # EnvPool's action bounds (Box actions)
         if isinstance(raw_action, gym_spaces.Box):
-            self._action_low, self._action_high = raw_action.low.astype(np.float64), raw_action.high.astype(np.float64)
-            unit = bool(np.all(raw_action.low == -1.0) and np.all(raw_action.high == 1.0))
-            if normalize_action and not unit:
-                self.single_action_space = gym_spaces.Box(-1.0, 1.0, raw_action.shape, np.float32)
-            else:
-                self.single_action_space = gym_spaces.Box(raw_action.low, raw_action.high, raw_action.shape,
-                                                          np.float32)
-        self._rescale = isinstance(raw_action, gym_spaces.Box) and normalize_action
+            self._bounds = raw_action.low.astype(np.float64), raw_action.high.astype(np.float64)
+        self._rescale = self.single_action_space != raw_action and _is_unit_box(self.single_action_space)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._all_envs = np.arange(num_envs, dtype=np.int32)
@@ -66,9 +64,10 @@ class EnvPoolVectorEnv(VectorEnv):
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if isinstance(seed, list):
             raise EnvError("env_manager.type 'envpool' seeds env i with seed + i; it takes one seed, not a list")
-        if seed is not None:
-            self._pool.close()
-            self._pool = self._make_pool(seed)
+        if seed is not None or self._pool is None:
+            if self._pool is not None:
+                self._pool.close()
+            self._pool = self._make_pool(int(np.random.default_rng().integers(2**31)) if seed is None else seed)
         obs, info = self._pool.reset()
         return self._obs(obs), info
 
@@ -89,12 +88,13 @@ class EnvPoolVectorEnv(VectorEnv):
         """Discrete actions as they come; Box actions from [-1, 1] onto the bounds (when normalised), then
         clipped to them, as tidal's GymEnv wrappers (RescaleAction, ClipToBounds) do."""
         actions = np.asarray(actions)
-        if self._action_low is None or self._action_high is None:
+        if self._bounds is None:
             return actions
+        low, high = self._bounds
         actions = actions.astype(np.float64)
         if self._rescale:
-            actions = self._action_low + (actions + 1.0) * 0.5 * (self._action_high - self._action_low)
-        return np.clip(actions, self._action_low, self._action_high)
+            actions = low + (actions + 1.0) * 0.5 * (high - low)
+        return np.clip(actions, low, high)
 
     def _obs(self, obs: np.ndarray) -> np.ndarray:
         if self._channel_last:
@@ -102,7 +102,8 @@ class EnvPoolVectorEnv(VectorEnv):
         return obs.astype(self._obs_dtype, copy=False)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
 
     # the snapshot calls of EnvManager: EnvPool's envs have no wrapper chain to save
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -170,6 +171,19 @@ def _observation_dtype(space: gymnasium.Space) -> np.dtype:
     if isinstance(space, gym_spaces.Box) and space.dtype == np.uint8:
         return np.dtype(np.uint8)
     return np.dtype(np.float32)
+
+
+def _action_space(space: gymnasium.Space, normalize_action: bool) -> gymnasium.Space:
+    """What the policy acts in: Box actions in [-1, 1] when normalised, else float32 within EnvPool's bounds."""
+    if not isinstance(space, gym_spaces.Box):
+        return space
+    if normalize_action:
+        return gym_spaces.Box(-1.0, 1.0, space.shape, np.float32)
+    return gym_spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
+
+
+def _is_unit_box(space: gymnasium.Space) -> bool:
+    return isinstance(space, gym_spaces.Box) and bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
 
 
 def _cast_box(space: gymnasium.Space, dtype: np.dtype, channel_last: bool) -> gymnasium.Space:
