@@ -22,11 +22,14 @@ setup(
         'matplotlib>=3.6',
     ],
     extras_require={
-        # the multi-agent tests run MPE, the DI-engine config tests Box2D and MuJoCo envs, the Ray tests Ray
+        # the multi-agent tests run MPE, the DI-engine config tests Box2D, MuJoCo and Atari envs, the Ray tests Ray
         'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
-                 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10', 'types-PyYAML', 'types-tqdm'],
+                 'ale-py>=0.9', 'opencv-python-headless>=4.5', 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10',
+                 'types-PyYAML', 'types-tqdm'],
         'dist': ['ray>=2.9'],
         'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
+        'atari': ['ale-py>=0.9', 'opencv-python-headless>=4.5'],  # ale-py ships the ROMs; gymnasium's
+        # AtariPreprocessing resizes frames with OpenCV
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
         'minatar': ['minatar>=1.0.15'],
         'marl': ['mpe2', 'pettingzoo'],

@@ -240,7 +240,29 @@ def test_ding_petting_zoo_is_mpe2s_simple_spread_with_the_team_reward():
     assert "builds only MPE's simple_spread" in refusal(main, {'env': {'type': 'petting_zoo'}}, 'discrete_sac')
 
 
-@pytest.mark.parametrize('env_type, env_id', [('atari', 'PongNoFrameskip-v4'), ('procgen', 'coinrun')])
+def test_ding_atari_runs_as_tidal_atari_with_its_conv_encoder_and_channel_last_frames():
+    main = {'env': {'env_id': 'PongNoFrameskip-v4', 'frame_stack': 4},
+            'policy': {'model': {'obs_shape': [4, 84, 84], 'action_shape': 6, 'encoder_hidden_size_list': [64, 64, 128],
+                                 'actor_head_hidden_size': 128, 'critic_head_hidden_size': 128}}}
+    cfg, notes = compiled(main, {'env': {'type': 'atari', 'import_names': ['dizoo.atari.envs.atari_env']}}, 'ppo')
+    assert (cfg.env.type, cfg.env.env_id, cfg.env.frame_stack, cfg.env.import_names) == \
+        ('atari', 'PongNoFrameskip-v4', 4, [])
+    model = cfg.policy.model
+    assert 'obs_shape' not in model and notes['policy.model.obs_shape'][0].startswith('dropped')
+    assert (model.conv_channels, model.conv_kernel_sizes, model.conv_strides, model.pixel_scale) == \
+        ([64, 64, 128], [8, 4, 3], [4, 2, 1], 1 / 255)
+    assert (model.encoder_hidden_sizes, model.share_encoder, model.activation) == ([128, 128], True, 'relu')
+
+
+def test_tidal_atari_config_keeps_its_own_model():
+    model = {'conv_channels': [32, 64, 64], 'conv_kernel_sizes': [8, 4, 3], 'conv_strides': [4, 2, 1],
+             'encoder_hidden_sizes': [512]}
+    cfg, notes = compiled({'env': {'env_id': 'ALE/Pong-v5'}, 'policy': {'model': model}}, {'env': {'type': 'atari'}},
+                          'ppo')
+    assert {key: cfg.policy.model[key] for key in model} == model and not notes
+
+
+@pytest.mark.parametrize('env_type, env_id', [('procgen', 'coinrun')])
 def test_env_types_tidal_lacks_are_refused_in_one_line(env_type, env_id):
     message = refusal({'env': {'env_id': env_id}}, {'env': {'type': env_type}}, 'ppo')
     assert message.startswith(f"DI-engine env type '{env_type}' (env.env_id '{env_id}') is not supported: ")

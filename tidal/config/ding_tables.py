@@ -44,9 +44,11 @@ ENV_TYPES: dict[str, DingEnv] = {
                                                     "simple_spread (env_id 'simple_spread_v2'), with every agent "
                                                     "rewarded by the team: team_reward=True, reward_scale=2.0",
                            tidal_type='pettingzoo'),
-    'atari': DingEnv('', "DI-engine's Atari wrappers (no-op reset, max-and-skip, episodic life, fire reset, 84x84 "
-                         "grey frames, reward clipping, 4-frame stack) have no counterpart in tidal's gym adapter",
-                     refused=True),
+    'atari': DingEnv('', "tidal's env type 'atari' reads DI-engine's keys (env_id 'PongNoFrameskip-v4', frame_stack) and "
+                         "preprocesses as DI-engine's wrappers do (no-op reset, frame skip with max-pooling, episodic "
+                         "life and reward clipping in the collector's envs only, FIRE after reset, 84x84 grey frames); "
+                         "its frames stay uint8 and channel-last ([84, 84, 4]), scaled by the model (pixel_scale)",
+                     tidal_type='atari'),
     'procgen': DingEnv('', "tidal has no Procgen env adapter", refused=True),
 }
 
@@ -73,6 +75,10 @@ POLICY_TYPES_REFUSED = {
     'ppg_offpolicy': "DI-engine's off-policy PPG replays the policy phase from a buffer; tidal's PPG is on-policy: "
                      "set create_config.policy.type='ppg' and run it with tidal -m serial_onpolicy",
 }
+
+#: DI-engine's ConvEncoder: conv layers of these kernels and strides (the first entries of its
+#: encoder_hidden_size_list as channels), then one linear layer of the list's last size.
+DING_CONV_KERNELS, DING_CONV_STRIDES = (8, 4, 3), (4, 2, 1)
 
 #: torch.nn activation classes DI-engine configs hold -> tidal's activation names.
 ACTIVATIONS = {'ReLU': 'relu', 'Tanh': 'tanh', 'ELU': 'elu', 'GELU': 'gelu', 'SiLU': 'silu'}
@@ -145,6 +151,14 @@ def _lr_schedule(value: Any, main: dict) -> Optional[dict]:
                           f"linearly to 0 (dict(epoch_num=N, min_lr_lambda=0) with policy.collect.n_sample set, or "
                           f"policy.learn.lr_decay=True and policy.learn.decay_env_steps)")
     return {'policy.learn.lr_decay': True, 'policy.learn.decay_env_steps': value['epoch_num'] * n_sample}
+
+
+def _kl_beta(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine adds its KL penalty only towards the policy at learn.pretrained_model_path."""
+    if value != 0 and main['policy']['learn'].get('pretrained_model_path') not in (None, ''):
+        raise ConfigError(f"config key 'policy.learn.kl_beta' is {value!r} with a pretrained_model_path: tidal's PPO "
+                          f"has no KL penalty term")
+    return {}
 
 
 def _ppg_epochs(value: Any, main: dict) -> Optional[dict]:
@@ -312,9 +326,10 @@ KEY_RULES: tuple[KeyRule, ...] = (
             _lr_schedule, PPO_FAMILY),
     KeyRule('policy.learn.kl_type', 'ignore', why="it picks the estimator of DI-engine's logged approximate KL; "
                                                   "tidal logs its own", policies=PPO_FAMILY),
-    KeyRule('policy.learn.kl_beta', 'convert', '', "0 is the clipped objective alone, as tidal's; a KL penalty is "
-                                                   "refused",
-            _only('policy.learn.kl_beta', 0.0, "tidal's PPO has no KL penalty term"), PPO_FAMILY),
+    KeyRule('policy.learn.kl_beta', 'convert', '', "DI-engine's KL term to a pretrained policy counts only with "
+                                                   "learn.pretrained_model_path set (refused); without it, or at 0, "
+                                                   "the objective is the clipped one alone, as tidal's",
+            _kl_beta, PPO_FAMILY),
     KeyRule('policy.learn.pretrained_model_path', 'convert', '', f"None loads nothing; a path: {_RESUME}",
             _only('policy.learn.pretrained_model_path', None, _RESUME), PPO_FAMILY),
     KeyRule('policy.learn.actor_epoch_per_collect', 'convert', 'policy.learn.epoch_per_collect',

@@ -14,8 +14,9 @@ from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
 from tidal.config.ding_report import LEFT_OUT, DingMapping
-from tidal.config.ding_tables import (ACTIVATIONS, ENV_TYPES, KEY_RULES, MPE_IDS, MUJOCO_ID, MUJOCO_OBS,
-                                      OLD_ENV_IDS, PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
+from tidal.config.ding_tables import (ACTIVATIONS, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES, KEY_RULES,
+                                      MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS,
+                                      POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
 DING_PACKAGES = ('ding', 'dizoo')
@@ -27,6 +28,9 @@ _HEAD_DEFAULTS = {'actor_head_hidden_size': 64, 'actor_head_layer_num': 1, 'crit
                   'critic_head_layer_num': 1}
 _PPG_HEAD_DEFAULTS = {**_HEAD_DEFAULTS, 'actor_head_layer_num': 2}
 _VAC_ENCODER_DEFAULT = [128, 128, 64]
+#: DI-engine's ConvEncoder default, for image observations.
+_CONV_ENCODER_DEFAULT = [32, 64, 64, 128]
+_CONV_KEYS = ('conv_channels', 'conv_kernel_sizes', 'conv_strides', 'pixel_scale')
 #: DI-engine's QAC `action_space` values, which name its actor head rather than the env's action space.
 _QAC_ACTION_SPACES = ('reparameterization', 'regression', 'hybrid')
 _ACTOR_PATHS = ('actor_hidden_sizes', 'encoder_hidden_sizes')
@@ -109,7 +113,9 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
         mapping.add('create_config.replay_buffer', create.pop('replay_buffer'), 'ignored', "tidal's replay buffer "
                     "is set by policy.priority and policy.other.replay_buffer", ignored=True)
     env_type = _get(main, 'env.type') or _get(create, 'env.type')  # main_config's wins, as in compile_config
-    if isinstance(env_type, str) and env_type in ENV_TYPES:
+    if env_type == 'atari':
+        _atari_env(main, mapping)  # tidal's own type of the same name: its keys stay as they are
+    elif isinstance(env_type, str) and env_type in ENV_TYPES:
         if ENV_TYPES[env_type].refused:
             raise ConfigError(f"DI-engine env type '{env_type}' (env.env_id {_get(main, 'env.env_id')!r}) is not "
                               f"supported: {ENV_TYPES[env_type].note}")
@@ -151,6 +157,16 @@ def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
         _set(main, f'env.env_kwargs.{key}', value, 'env.env_id')
         done[f'env.env_kwargs.{key}'] = value
     return done
+
+
+def _atari_env(main: dict, mapping: DingMapping) -> None:
+    """DI-engine's Atari frames are channel-first ([4, 84, 84]); tidal's are channel-last, and the env fills
+    the shape in, so a channel-first `policy.model.obs_shape` is dropped."""
+    shape = _get(main, 'policy.model.obs_shape')
+    if isinstance(shape, (list, tuple)) and len(shape) == 3 and shape[1] == shape[2] != shape[0]:
+        _pop(main, 'policy.model.obs_shape')
+        mapping.add('policy.model.obs_shape', shape, 'dropped: the env fills it in', ENV_TYPES['atari'].note,
+                    ignored=True)
 
 
 def _petting_zoo_env(main: dict, mapping: DingMapping) -> dict:
@@ -213,7 +229,8 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, mapp
         model['activation'] = 'relu'
         mapping.add('policy.model.activation', LEFT_OUT, "-> 'policy.model.activation' = 'relu'",
                     "DI-engine's models default to nn.ReLU()")
-    sizes = _model_sizes(given, accepted, model.get('share_encoder'), policy_type)
+    image = (_get(main, 'env.type') or _get(create, 'env.type')) == 'atari'
+    sizes = _model_sizes(given, accepted, model.get('share_encoder'), policy_type, image)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
     for key in given:
@@ -226,7 +243,13 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, mapp
     if sizes.get('share_encoder') is True:
         mapping.add('policy.model.share_encoder', LEFT_OUT, "-> 'policy.model.share_encoder' = True",
                     "DI-engine's VAC and PPG models share their encoder unless told otherwise")
-    layouts = {path: value for path, value in sizes.items() if path != 'share_encoder'}
+    layouts = {path: value for path, value in sizes.items() if path not in ('share_encoder', *_CONV_KEYS)}
+    if 'conv_channels' in sizes:
+        mapping.add('policy.model.encoder_hidden_size_list (conv)', given.get('encoder_hidden_size_list', LEFT_OUT),
+                    _became({f'policy.model.{path}': sizes[path] for path in _CONV_KEYS}),
+                    "DI-engine's ConvEncoder: its first sizes are the channels of 8x8/4, 4x4/2 and 3x3/1 conv layers "
+                    "(tidal's encoder also puts a ReLU after its linear layer); DI-engine's Atari env scales pixels "
+                    "to [0, 1], tidal's model does")
     if not given:
         mapping.add('policy.model (layout)', LEFT_OUT, _became({f'policy.model.{path}': value
                                                                      for path, value in layouts.items()}),
@@ -248,10 +271,12 @@ def _activation_name(value: Any) -> str:
 
 
 def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Optional[bool],
-                 policy_type: str) -> Optional[dict]:
+                 policy_type: str, image: bool = False) -> Optional[dict]:
     """tidal's hidden sizes for DI-engine's head layout: an encoder (`encoder_hidden_size_list`, absent in
     QAC) feeding a head of `hidden_size` with `layer_num` more layers of that size; QAC has one input layer
-    of the head's size instead of an encoder. None when the model takes DI-engine's own keys."""
+    of the head's size instead of an encoder. For `image` observations the encoder is DI-engine's
+    ConvEncoder: conv layers of the list's first sizes, then one linear layer of its last. None when the
+    model takes DI-engine's own keys."""
     if accepted is None or any(key in accepted for key in given):
         return None
     sizes = {**(_PPG_HEAD_DEFAULTS if policy_type == 'ppg' else _HEAD_DEFAULTS), **given}
@@ -263,6 +288,17 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
         raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' must be a list of ints > 0, "
                           f"got {encoder!r}")
 
+    conv: dict = {}
+    if image and 'conv_channels' in accepted:
+        channels = list(encoder) if encoder is not None else list(_CONV_ENCODER_DEFAULT)
+        if not len(DING_CONV_KERNELS) <= len(channels) <= len(DING_CONV_KERNELS) + 1:
+            raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' is {channels!r}: tidal builds "
+                              f"DI-engine's ConvEncoder of {len(DING_CONV_KERNELS)} conv layers and one linear "
+                              f"layer (3 or 4 sizes), without residual blocks")
+        conv = {'conv_channels': channels[:len(DING_CONV_KERNELS)], 'conv_kernel_sizes': list(DING_CONV_KERNELS),
+                'conv_strides': list(DING_CONV_STRIDES), 'pixel_scale': 1 / 255}
+        encoder = channels[-1:]
+
     def layers(role: str, default_encoder: Optional[list]) -> list[int]:
         hidden, extra = sizes[f'{role}_head_hidden_size'], sizes[f'{role}_head_layer_num']
         trunk = list(encoder) if encoder is not None else default_encoder
@@ -272,7 +308,7 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
         return {'actor_hidden_sizes': layers('actor', None), 'critic_hidden_sizes': layers('critic', None)}
     if 'encoder_hidden_sizes' in accepted:
         actor, critic = layers('actor', _VAC_ENCODER_DEFAULT), layers('critic', _VAC_ENCODER_DEFAULT)
-        result: dict = {'encoder_hidden_sizes': actor}
+        result: dict = {**conv, 'encoder_hidden_sizes': actor}
         if share_encoder is None:
             share_encoder = result['share_encoder'] = True  # DI-engine's VAC and PPG default
         if critic != actor:

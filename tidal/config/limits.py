@@ -1,9 +1,10 @@
 """Checks across keys: settings that are each in range but make no sense together, and sizes that
 cannot fit in memory, refused before anything is allocated.
 
-The replay buffer, a batch and a collector call each hold transitions of
+The replay buffer (of an off-policy feed), a batch and a collector call each hold transitions of
 4 bytes x (obs + next_obs + action + reward + 1 word of terminated/truncated flags), float32 elements
-(a discrete action is one index). That is a lower bound: a policy may store more columns.
+(a discrete action is one index), except that image observations ([H, W, C]) count one byte per value,
+as tidal's envs keep them uint8. That is a lower bound: a policy may store more columns.
 """
 from __future__ import annotations
 
@@ -56,9 +57,11 @@ def check_collector(cfg: Mapping, policy_cls: Any) -> None:
 
 
 def transition_bytes(obs_shape: Any, action_shape: Any, discrete: bool) -> int:
-    """Bytes of one stored transition: obs, next_obs, action, reward and the flags, float32 each."""
+    """Bytes of one stored transition: obs, next_obs (uint8 for images), action, reward and the flags, float32
+    each."""
     action_size = 1 if discrete else _numel(action_shape)
-    return FLOAT_BYTES * (2 * _numel(obs_shape) + action_size + 1 + 1)
+    image = isinstance(obs_shape, (list, tuple)) and len(obs_shape) == 3
+    return 2 * _numel(obs_shape) * (1 if image else FLOAT_BYTES) + FLOAT_BYTES * (action_size + 1 + 1)
 
 
 def check_memory(cfg: Mapping, env_name: str, discrete: bool, policy_cls: Optional[type] = None,
@@ -76,7 +79,8 @@ def check_memory(cfg: Mapping, env_name: str, discrete: bool, policy_cls: Option
     unroll_len = _get(cfg, 'policy.collect.unroll_len') or 1
     # besides replay, a batch and a collection: what the policy's feed keeps (PPG's aux.interval rollouts)
     feed_rows = feed_class(policy_cls).memory_rows(cfg) if policy_cls is not None else {}
-    for path, transitions in ((_BUFFER, _get(cfg, _BUFFER)),
+    replays = policy_cls is None or not feed_class(policy_cls).spec(cfg).on_policy  # on-policy feeds keep none
+    for path, transitions in ((_BUFFER, _get(cfg, _BUFFER) if replays else None),
                               ('policy.learn.batch_size', _times(_get(cfg, 'policy.learn.batch_size'), unroll_len)),
                               ('policy.collect.n_sample', _get(cfg, 'policy.collect.n_sample')),
                               ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size')),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 import gymnasium
 import numpy as np
@@ -19,6 +19,10 @@ from tidal.base.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
 from tidal.base.errors import EnvError, TidalError
 from tidal.registry import ENV_REGISTRY
+
+#: Who steps an env: the collector's envs may shape what the learner sees (Atari's lost lives end an episode,
+#: rewards are clipped); the evaluator's play the task as it is scored.
+EnvRole = Literal['collector', 'evaluator']
 
 
 class ClipToBounds(gymnasium.ActionWrapper):
@@ -67,12 +71,13 @@ class GymEnv:
     def env_id(self) -> str:
         return self.cfg.env_id
 
-    def make(self) -> gymnasium.Env:
-        """One env instance with tidal's wrappers; pickles cleanly, so it can build envs in subprocesses.
+    def make(self, role: EnvRole = 'collector') -> gymnasium.Env:
+        """One env instance with tidal's wrappers, for the collector's or the evaluator's envs (`role`);
+        pickles cleanly, so it can build envs in subprocesses.
 
         `Snapshottable` goes outermost so env managers can checkpoint the whole wrapper chain.
         """
-        env = self._make_raw()
+        env = self._preprocess(self._make_raw(), role)
         action_space = env.action_space
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
@@ -106,15 +111,22 @@ class GymEnv:
             action_space='discrete' if isinstance(action_space, gym_spaces.Discrete) else 'continuous',
         )
 
+    def _preprocess(self, env: gymnasium.Env, role: EnvRole) -> gymnasium.Env:
+        """The env type's own wrappers, inside tidal's common ones; the gym adapter has none."""
+        return env
+
     def _make_raw(self) -> gymnasium.Env:
         env_id = self.env_id
         if not env_id:
             raise EnvError('env.env_id is not set')
+        return self._gymnasium_make(env_id, dict(self.cfg.env_kwargs or {}))
+
+    def _gymnasium_make(self, env_id: str, kwargs: dict) -> gymnasium.Env:
+        """gymnasium.make, with whatever it raises turned into one EnvError naming env.env_id or env_kwargs."""
         if env_id.startswith('ALE/'):
             _import_ale(env_id)
         if env_id.startswith('MinAtar/'):
             _register_minatar(env_id)
-        kwargs = dict(self.cfg.env_kwargs or {})
         try:
             return gymnasium.make(env_id, **kwargs)
         except (gymnasium.error.UnregisteredEnv, gymnasium.error.DeprecatedEnv) as err:

@@ -2,6 +2,7 @@
 workers all build their policy and env managers here (the collector: `tidal.worker.collectors`)."""
 from __future__ import annotations
 
+import functools
 import random
 from typing import Iterable, Optional
 
@@ -10,6 +11,7 @@ import torch
 from easydict import EasyDict
 
 from tidal.envs.env_manager import EnvManager, make_env_manager
+from tidal.envs.gym_env import EnvRole
 from tidal.policies.base import Policy
 from tidal.registry import ENV_REGISTRY, policy_class
 
@@ -36,11 +38,13 @@ def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect
     return policy
 
 
-def build_env_manager(cfg: EasyDict, role: str, num_envs: Optional[int] = None,
+def build_env_manager(cfg: EasyDict, role: EnvRole, num_envs: Optional[int] = None,
                       label: Optional[str] = None) -> EnvManager:
-    """The env manager of `role` ('collector' or 'evaluator': `env.<role>_env_num` envs unless `num_envs`);
-    `label` names it in errors. Its users seed it on reset."""
+    """The env manager of `role` ('collector' or 'evaluator': `env.<role>_env_num` envs unless `num_envs`),
+    whose envs the env type makes for that role (`make(role)`); `label` names it in errors. Its users seed it
+    on reset."""
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     name = cfg.env.get('env_id') or cfg.env.type
     count = cfg.env[f'{role}_env_num'] if num_envs is None else num_envs
-    return make_env_manager(env.make, cfg.env_manager.type, count, name, label or role, env_cfg=cfg.env)
+    return make_env_manager(functools.partial(env.make, role), cfg.env_manager.type, count, name, label or role,
+                            env_cfg=cfg.env)

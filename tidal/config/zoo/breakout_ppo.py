@@ -1,0 +1,14 @@
+"""PPO on Atari Breakout (BreakoutNoFrameskip-v4) with the CleanRL / SB3 zoo settings of `pong_ppo`.
+
+Breakout waits for FIRE after each reset (and each lost life); the env presses it, as DI-engine's and
+SB3's Atari wrappers do. Needs ale-py (`pip install -e ".[atari]"`).
+"""
+import copy
+
+from tidal.config.zoo import pong_ppo
+
+main_config = copy.deepcopy(pong_ppo.main_config)
+main_config['exp_name'] = 'breakout_ppo'
+main_config['env'].update(env_id='BreakoutNoFrameskip-v4', stop_value=None)
+
+create_config = copy.deepcopy(pong_ppo.create_config)
