@@ -125,6 +125,18 @@ def test_mujoco_snapshot_skips_the_engine_handles_and_keeps_the_env_rng(tmp_path
     assert '_np_random' in hopper['state'] and hopper['native']['integration']['dtype'] == 'float64'
 
 
+def test_mujoco_snapshot_of_another_model_is_refused_before_any_env_changes():
+    env = GymEnv({'env_id': 'Hopper-v5'}).make()
+    env.reset(seed=0)
+    snapshot = snapshot_env(env)
+    snapshot['layers'][-1]['native']['model_signature'] += 1  # as if taken of a Hopper built from another XML
+    qpos = env.unwrapped.data.qpos.copy()
+    with pytest.raises(EnvSnapshotError, match='^the snapshot of HopperEnv does not fit the env: its MuJoCo state '
+                                               'is of another model$'):
+        restore_env(env, snapshot)
+    np.testing.assert_array_equal(env.unwrapped.data.qpos, qpos)
+
+
 def test_ale_emulator_with_its_rng_restores_exactly_through_a_checkpoint(tmp_path):
     pytest.importorskip('ale_py')  # sticky actions (ALE/*-v5) draw from the emulator's generator
     _, trace, uninterrupted = interrupt_and_restore('ALE/Pong-v5', 100, 300, tmp_path)
