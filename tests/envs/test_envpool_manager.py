@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 from gymnasium.envs.classic_control import CartPoleEnv
 
+from tidal import serial_pipeline
 from tidal.base.errors import EnvError
+from tidal.entry.pipelines import resume
 from tidal.envs import GymEnv, make_env_manager
+from tidal.worker.feeds.replay import ReplayFeed
 
 pytest.importorskip('envpool', reason="env_manager.type 'envpool' needs the envpool package (pip install tidal[envpool])")
 warnings.filterwarnings('ignore', message='.*gym.*')  # EnvPool imports gym's old API where it finds it
@@ -123,9 +126,34 @@ def test_a_snapshot_holds_no_envs_and_says_why_so_a_resume_starts_new_episodes()
         manager.step(np.ones(2, dtype=np.int64))
         snapshot = manager.snapshot()
         assert snapshot['envs'] is None
-        assert snapshot['reason'] == ("EnvPool's envs cannot be saved (env_manager.type 'envpool'); "
-                                      "resumed episodes start anew")
+        assert snapshot['reason'] == "EnvPool's envs cannot be snapshot (env_manager.type 'envpool')"
         assert manager.restore(snapshot) is False
+
+
+class Crash(Exception):
+    """Stands for a kill between two checkpoints."""
+
+
+def test_a_resumed_envpool_run_restarts_its_episodes_and_says_why(tmp_path, monkeypatch, capsys):
+    original, calls = ReplayFeed.step, []
+
+    def crashing_step(self, env_budget):
+        calls.append(1)
+        if len(calls) >= 45:  # after the checkpoint at train iteration 30
+            raise Crash
+        return original(self, env_budget)
+
+    overrides = ['env_manager.type=envpool', 'policy.random_collect_size=64', 'policy.learn.batch_size=8',
+                 'policy.learn.learner.save_ckpt_freq=30', 'env.n_evaluator_episode=1', 'env.stop_value=null',
+                 'policy.eval.evaluator.eval_freq=1000', f"exp_name={tmp_path / 'run'}"]
+    monkeypatch.setattr(ReplayFeed, 'step', crashing_step)
+    with pytest.raises(Crash):
+        serial_pipeline('pendulum_sac', seed=1, max_env_step=130, progress=False, overrides=overrides)
+    monkeypatch.undo()
+    capsys.readouterr()
+    resume(tmp_path / 'run', progress=False)
+    assert ("tidal: resume: the collector envs restart their episodes (EnvPool's envs cannot be snapshot "
+            "(env_manager.type 'envpool'))") in capsys.readouterr().out
 
 
 def test_same_state_and_action_give_the_same_next_state_as_gymnasium_cartpole():

@@ -26,7 +26,7 @@ from tidal.envs.envpool_tasks import envpool_task
 from tidal.envs.snapshot import EnvSnapshotError
 from tidal.registry import ENV_MANAGER_REGISTRY
 
-CANNOT_SNAPSHOT = "EnvPool's envs cannot be saved (env_manager.type 'envpool'); resumed episodes start anew"
+CANNOT_SNAPSHOT = "EnvPool's envs cannot be snapshot (env_manager.type 'envpool')"
 
 
 class EnvPoolVectorEnv(VectorEnv):
