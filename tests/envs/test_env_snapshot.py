@@ -111,6 +111,12 @@ def test_restored_mujoco_envs_continue_mid_episode_bit_identically(env_id, befor
     assert any(step['terminated'].any() or step['truncated'].any() for step in uninterrupted)
 
 
+def test_mujoco_env_reading_body_positions_before_its_step_restores_exactly(tmp_path):
+    # Ant's reward reads the torso position the previous step derived (xpos), not only qpos and qvel
+    _, trace, uninterrupted = interrupt_and_restore('Ant-v5', 30, 20, tmp_path)
+    assert_same_trace(trace, uninterrupted)
+
+
 def test_subprocess_mujoco_envs_restore_exactly(tmp_path):
     _, trace, uninterrupted = interrupt_and_restore('Hopper-v5', 40, 50, tmp_path, 'subprocess')
     assert_same_trace(trace, uninterrupted)
