@@ -129,7 +129,7 @@ def _layers(env: gymnasium.Env) -> list[gymnasium.Env]:
 
 def _snapshot_layer(layer: gymnasium.Env) -> dict:
     native = native_state(layer)
-    skipped = _NOT_STATE | native.skipped if native is not None else _NOT_STATE
+    skipped = (_NOT_STATE | native.skipped) if native is not None else _NOT_STATE
     state = {}
     for name, value in vars(layer).items():
         if name in skipped or (name in _RENDER_HANDLES and value is None):
