@@ -13,6 +13,7 @@ from tidal import serial_pipeline
 from tidal.base.errors import EnvError
 from tidal.entry.pipelines import resume
 from tidal.envs import GymEnv, make_env_manager
+from tidal.envs.envpool_tasks import envpool_task
 from tidal.worker.feeds.replay import ReplayFeed
 
 pytest.importorskip('envpool', reason="env_manager.type 'envpool' needs the envpool package (pip install tidal[envpool])")
@@ -97,6 +98,23 @@ def test_atari_stacks_are_uint8_channel_last_as_the_atari_env_type_gives_them():
         step = manager.step(np.zeros(2, dtype=np.int64))
     assert obs.shape == (2, 84, 84, 4) and obs.dtype == np.uint8 and step.next_obs.dtype == np.uint8
     assert manager.observation_space == env.spaces()[0]
+
+
+@pytest.mark.parametrize('env_id, sticky', [('ALE/Pong-v5', 0.25), ('PongNoFrameskip-v4', 0.0)])
+def test_atari_ids_map_to_envpool_tasks_with_lives_and_clipping_for_the_collector_only(env_id, sticky):
+    cfg = dict(type='atari', env_id=env_id, frame_stack=4, noop_max=30, frame_skip=4, screen_size=84)
+    task, collector = envpool_task(cfg, True, ['Pong-v5'])
+    _, evaluator = envpool_task(cfg, False, ['Pong-v5'])
+    assert task == 'Pong-v5' and collector['repeat_action_probability'] == sticky
+    assert collector['episodic_life'] and collector['reward_clip']
+    assert not evaluator['episodic_life'] and not evaluator['reward_clip']
+    assert (collector['stack_num'], collector['frame_skip'], collector['noop_max'], collector['img_height'],
+            collector['max_episode_steps']) == (4, 4, 30, 84, 27_000)
+
+
+def test_atari_without_noops_is_refused_since_envpool_crashes_on_it():
+    with pytest.raises(EnvError, match=r"env.noop_max=0 cannot run under env_manager.type 'envpool'"):
+        envpool_task(dict(type='atari', env_id='ALE/Pong-v5', noop_max=0), True, ['Pong-v5'])
 
 
 def test_env_i_is_seeded_with_seed_plus_i_and_a_seeded_reset_repeats_its_episodes():

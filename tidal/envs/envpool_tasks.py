@@ -70,12 +70,16 @@ def _atari_task(env_cfg: Mapping[str, Any], env_id: str, training: bool,
     if unknown:
         raise EnvError(f"env.env_kwargs {unknown} have no EnvPool setting for '{env_id}' "
                        f"(env_manager.type 'envpool'); use env_manager.type 'base' for them")
+    noop_max = int(env_cfg.get('noop_max', 30))
+    if noop_max < 1:  # EnvPool 1.2 crashes on its first reset without no-ops
+        raise EnvError(f"env.noop_max={noop_max} cannot run under env_manager.type 'envpool': EnvPool needs at "
+                       f"least 1 (or use env_manager.type 'base')")
     version = 'v5' if env_id.startswith('ALE/') else 'v4'
     screen_size = int(env_cfg.get('screen_size', 84))
     return task_id, dict(
         stack_num=int(env_cfg.get('frame_stack', 4)),
         frame_skip=int(env_cfg.get('frame_skip', 4)),
-        noop_max=int(env_cfg.get('noop_max', 30)),
+        noop_max=noop_max,
         img_height=screen_size,
         img_width=screen_size,
         gray_scale=True,
