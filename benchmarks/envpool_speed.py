@@ -139,7 +139,8 @@ def step_for(manager: Any, actions: list, seconds: float) -> tuple[int, float, i
 def dynamics_gap(task: str, steps: int = 300) -> dict:
     """Puts gymnasium's env into EnvPool's state before each step, takes the same random action in both and
     records the largest |difference| of the next observations and rewards. MuJoCo states are read back from
-    the observation, whose velocities gymnasium clips to [-10, 10]: steps from clipped states are skipped."""
+    the observation, which clips velocities to [-10, 10] in Hopper and Walker2d: steps from states with a
+    velocity beyond 10 are skipped."""
     import envpool
     import gymnasium
     rng = np.random.default_rng(0)
@@ -169,6 +170,36 @@ def dynamics_gap(task: str, steps: int = 300) -> dict:
     env.close()
     return dict(compared_steps=compared, max_obs_gap=obs_gap, max_reward_gap=reward_gap,
                 first_obs_gap_same_seed=first_obs_gap)
+
+
+def atari_gap(steps: int = 300) -> dict | None:
+    """Pong through the 'atari' env type on gymnasium and on EnvPool, the same random actions from a reset with
+    one no-op (no randomness left on either side): how many pixels of the newest frame differ, and the returns."""
+    try:
+        from tidal.envs.atari_env import AtariEnv
+    except ImportError:
+        return None
+    from tidal.envs import make_env_manager
+    cfg = dict(type='atari', env_id='PongNoFrameskip-v4', noop_max=1)
+    atari = AtariEnv(cfg)
+    env = atari.make('evaluator')
+    expected, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    with make_env_manager(lambda: atari.make('evaluator'), 'envpool', 1, cfg['env_id'], 'evaluator',
+                          env_cfg=cfg) as manager:
+        obs = manager.reset(seed=0)[0]
+        differing = [float((expected[..., -1] != obs[..., -1]).mean())]
+        returns = [0.0, 0.0]
+        for _ in range(steps):
+            action = int(rng.integers(6))
+            expected, reward, *_ = env.step(action)
+            step = manager.step(np.array([action]))
+            differing.append(float((expected[..., -1] != step.next_obs[0][..., -1]).mean()))
+            returns[0] += float(reward)
+            returns[1] += float(step.reward[0])
+    env.close()
+    return dict(steps=steps, reset_pixels_differing=differing[0], median_pixels_differing=statistics.median(differing),
+                max_pixels_differing=max(differing[1:]), gymnasium_return=returns[0], envpool_return=returns[1])
 
 
 def put_state(env: Any, task: str, obs: np.ndarray) -> bool:
@@ -212,13 +243,20 @@ def report(results: dict) -> str:
         '## Same state, same action: EnvPool\'s dynamics against gymnasium\'s', '',
         'gymnasium\'s env set to the state of EnvPool\'s before each step, both given the same random action; '
         'largest |difference| over the compared steps. MuJoCo states come back from the observation, so steps '
-        'from states whose velocities gymnasium clips are left out. The last column compares the first '
+        'from states with a velocity beyond 10 (which Hopper\'s and Walker2d\'s observations clip) are left out. The last column compares the first '
         'observations of both with seed 0.', '',
         '| task | compared steps | max next-obs gap | max reward gap | first obs gap, same seed |',
         '|---|---|---|---|---|']
     for task, gap in results['dynamics'].items():
         lines.append(f"| {task} | {gap['compared_steps']} | {gap['max_obs_gap']:.1e} | {gap['max_reward_gap']:.1e} "
                      f"| {gap['first_obs_gap_same_seed']:.2g} |")
+    pong = results.get('atari')
+    if pong:
+        lines += ['', f"Pong (`PongNoFrameskip-v4`, the 'atari' env type's evaluator envs, one no-op so neither "
+                  f"side draws): the same {pong['steps']} random actions from a reset on gymnasium and on "
+                  f"EnvPool. Pixels of the newest frame that differ: {pong['reset_pixels_differing']:.1%} at the "
+                  f"reset, median {pong['median_pixels_differing']:.1%}, at most {pong['max_pixels_differing']:.1%} after it; "
+                  f"game score {pong['gymnasium_return']:g} on gymnasium, {pong['envpool_return']:g} on EnvPool."]
     return '\n'.join(lines) + '\n'
 
 
@@ -263,6 +301,8 @@ def main(argv: list[str] | None = None) -> None:
     for task in DYNAMICS_TASKS:
         results['dynamics'][task] = dynamics_gap(task)
         print(task, results['dynamics'][task], flush=True)
+    results['atari'] = atari_gap()
+    print('Pong', results['atari'], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
     (args.out / 'table.md').write_text(report(results))
