@@ -227,8 +227,8 @@ def report(results: dict) -> str:
              f"{results['machine']}."]
     if results['note']:
         lines += ['', results['note']]
-    lines += ['', '| task | ' + ' | '.join(MANAGERS[v][0] for v in MANAGERS) + ' | fastest | EnvPool / best gymnasium |',
-              '|---|' + '---|' * (len(MANAGERS) + 2)]
+    header = ' | '.join(label for label, _, _ in MANAGERS.values())
+    lines += ['', f'| task | {header} | fastest | EnvPool / best gymnasium |', '|---|' + '---|' * (len(MANAGERS) + 2)]
     for task, by_variant in results['speed'].items():
         medians = {v: by_variant[v]['median'] for v in MANAGERS if v in by_variant}
         fastest = max(medians, key=lambda v: medians[v])
@@ -243,8 +243,8 @@ def report(results: dict) -> str:
         '## Same state, same action: EnvPool\'s dynamics against gymnasium\'s', '',
         'gymnasium\'s env set to the state of EnvPool\'s before each step, both given the same random action; '
         'largest |difference| over the compared steps. MuJoCo states come back from the observation, so steps '
-        'from states with a velocity beyond 10 (which Hopper\'s and Walker2d\'s observations clip) are left out. The last column compares the first '
-        'observations of both with seed 0.', '',
+        'from states with a velocity beyond 10 (which Hopper\'s and Walker2d\'s observations clip) are left out. '
+        'The last column compares the first observations of both with seed 0.', '',
         '| task | compared steps | max next-obs gap | max reward gap | first obs gap, same seed |',
         '|---|---|---|---|---|']
     for task, gap in results['dynamics'].items():
@@ -255,7 +255,8 @@ def report(results: dict) -> str:
         lines += ['', f"Pong (`PongNoFrameskip-v4`, the 'atari' env type's evaluator envs, one no-op so neither "
                   f"side draws): the same {pong['steps']} random actions from a reset on gymnasium and on "
                   f"EnvPool. Pixels of the newest frame that differ: {pong['reset_pixels_differing']:.1%} at the "
-                  f"reset, median {pong['median_pixels_differing']:.1%}, at most {pong['max_pixels_differing']:.1%} after it; "
+                  f"reset, median {pong['median_pixels_differing']:.1%}, at most "
+                  f"{pong['max_pixels_differing']:.1%} after it; "
                   f"game score {pong['gymnasium_return']:g} on gymnasium, {pong['envpool_return']:g} on EnvPool."]
     return '\n'.join(lines) + '\n'
 

@@ -16,7 +16,7 @@ from tidal.envs import GymEnv, make_env_manager
 from tidal.envs.envpool_tasks import envpool_task
 from tidal.worker.feeds.replay import ReplayFeed
 
-pytest.importorskip('envpool', reason="env_manager.type 'envpool' needs the envpool package (pip install tidal[envpool])")
+pytest.importorskip('envpool', reason="env_manager.type 'envpool' needs the envpool package (extra envpool)")
 warnings.filterwarnings('ignore', message='.*gym.*')  # EnvPool imports gym's old API where it finds it
 
 
