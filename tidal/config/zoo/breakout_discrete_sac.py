@@ -1,0 +1,12 @@
+"""Discrete SAC on Atari Breakout (BreakoutNoFrameskip-v4) with the settings of `pong_discrete_sac`
+(CleanRL's sac_atari.py, after Christodoulou 2019). Needs ale-py (`pip install -e ".[atari]"`).
+"""
+import copy
+
+from tidal.config.zoo import pong_discrete_sac
+
+main_config = copy.deepcopy(pong_discrete_sac.main_config)
+main_config['exp_name'] = 'breakout_discrete_sac'
+main_config['env'].update(env_id='BreakoutNoFrameskip-v4', stop_value=None)
+
+create_config = copy.deepcopy(pong_discrete_sac.create_config)
