@@ -100,6 +100,25 @@ def test_atari_stacks_are_uint8_channel_last_as_the_atari_env_type_gives_them():
     assert manager.observation_space == env.spaces()[0]
 
 
+def test_a_lost_life_ends_a_collector_episode_and_the_next_one_goes_on_with_the_game():
+    atari_env = pytest.importorskip('tidal.envs.atari_env', reason="the 'atari' env type is not in this tree")
+    cfg = dict(type='atari', env_id='BreakoutNoFrameskip-v4')
+    env = atari_env.AtariEnv(cfg)
+    lives_at_ends = []
+    with make_env_manager(lambda: env.make('collector'), 'envpool', 1, cfg['env_id'], 'collector',
+                          env_cfg=cfg) as manager:
+        manager.reset(seed=0)
+        actions = np.random.default_rng(0).integers(4, size=(2000, 1))
+        for action in actions:
+            step = manager.step(action)
+            if step.done[0]:
+                assert step.terminated[0]
+                lives_at_ends.append(int(step.info['lives'][0]))
+                if len(lives_at_ends) == 3:
+                    break
+    assert lives_at_ends == [4, 3, 2]  # one life per episode, the game going on (Breakout starts with 5)
+
+
 @pytest.mark.parametrize('env_id, sticky', [('ALE/Pong-v5', 0.25), ('PongNoFrameskip-v4', 0.0)])
 def test_atari_ids_map_to_envpool_tasks_with_lives_and_clipping_for_the_collector_only(env_id, sticky):
     cfg = dict(type='atari', env_id=env_id, frame_stack=4, noop_max=30, frame_skip=4, screen_size=84)

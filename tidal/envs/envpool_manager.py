@@ -3,8 +3,10 @@
 EnvPool resets an env on the call after its episode ended (gymnasium's NEXT_STEP autoreset): that call
 ignores the env's action and returns the new episode's first obs with reward 0. tidal's managers reset in
 the same step instead, so every step is one valid transition per env. `EnvPoolVectorEnv` turns the one
-into the other: where episodes ended, it keeps EnvPool's observation as the final obs and resets those
-envs at once (`reset(env_id)`), so `EnvManager` builds the same `Step` records as for gymnasium's envs.
+into the other: where episodes ended, it keeps EnvPool's observation as the final obs and steps those envs
+once more at once, which EnvPool spends on their reset, so `EnvManager` builds the same `Step` records as
+for gymnasium's envs. (EnvPool's own `reset(env_id)` would not do: it restarts an Atari game at every lost
+life, where the auto-reset goes on with the game.)
 
 EnvPool's envs live in C++ and cannot be saved: a checkpoint holds no envs, and a resumed run starts new
 episodes (`EnvManager.restore` returns False with the reason).
@@ -59,6 +61,7 @@ class EnvPoolVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._all_envs = np.arange(num_envs, dtype=np.int32)
+        self._idle_actions = np.zeros((num_envs, *(raw_action.shape or ())), dtype=raw_action.dtype)
 
     def reset(self, *, seed: int | list[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -77,7 +80,7 @@ class EnvPoolVectorEnv(VectorEnv):
         ended = terminated | truncated
         if ended.any():
             rows = np.flatnonzero(ended).astype(np.int32)
-            start_obs, _ = self._pool.reset(rows)
+            start_obs = self._pool.step(self._idle_actions[:len(rows)], rows)[0]  # the action is not used
             # as gymnasium's vector envs give them: indexed by env, read only where `_final_obs` is set
             info = dict(info, final_obs=obs, _final_obs=ended)
             obs = obs.copy()
