@@ -52,10 +52,11 @@ class Step:
 
 
 class EnvManager:
-    """The shared logic of both managers; subclasses only choose the gymnasium vector env."""
+    """The shared logic of the managers; subclasses only choose the vector env (gymnasium's, or EnvPool's)."""
 
     config: dict = dict(
-        # (str) Registered env manager: 'base' (envs in this process) or 'subprocess' (one process per env).
+        # (str) Registered env manager: 'base' (envs in this process), 'subprocess' (one process per env) or
+        # 'envpool' (EnvPool's C++ threads; extra envpool).
         type='base',
     )
 
