@@ -254,6 +254,13 @@ def test_ding_atari_runs_as_tidal_atari_with_its_conv_encoder_and_channel_last_f
     assert (model.encoder_hidden_sizes, model.share_encoder, model.activation) == ([128, 128], True, 'relu')
 
 
+def test_kl_beta_counts_only_with_a_pretrained_model():
+    cfg, notes = compiled({'policy': {'learn': {'kl_beta': 0.01, 'pretrained_model_path': None}}}, CREATE, 'ppo')
+    assert 'kl_beta' not in cfg.policy.learn and notes['policy.learn.kl_beta'][0].startswith('checked')
+    assert refusal({'policy': {'learn': {'kl_beta': 0.01, 'pretrained_model_path': 'ppo.pth'}}}, CREATE, 'ppo') == \
+        "config key 'policy.learn.kl_beta' is 0.01 with a pretrained_model_path: tidal's PPO has no KL penalty term"
+
+
 def test_tidal_atari_config_keeps_its_own_model():
     model = {'conv_channels': [32, 64, 64], 'conv_kernel_sizes': [8, 4, 3], 'conv_strides': [4, 2, 1],
              'encoder_hidden_sizes': [512]}

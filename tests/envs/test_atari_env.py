@@ -17,6 +17,7 @@ from tidal import ENV_REGISTRY  # noqa: E402
 from tidal.base.errors import EnvError  # noqa: E402
 from tidal.envs.atari_env import AtariEnv, ale_id_and_kwargs  # noqa: E402
 from tidal.entry.cli import main as tidal_main  # noqa: E402
+from tidal.envs.snapshot import restore_env, snapshot_env  # noqa: E402
 
 NOOP, FIRE = 0, 1
 
@@ -120,6 +121,48 @@ def test_frameskip_in_env_kwargs_points_to_frame_skip():
 def test_infer_shapes_gives_the_channel_last_stack():
     assert AtariEnv({'env_id': 'ALE/Pong-v5', 'frame_stack': 2}).infer_shapes() == {
         'obs_shape': [84, 84, 2], 'action_shape': 6, 'action_space': 'discrete'}
+
+
+def test_collector_env_resumes_exactly_from_a_snapshot():
+    """The emulator, the frame stack and the lives the episodic-life wrapper counts all come back."""
+    env = breakout('collector')
+    actions = np.random.default_rng(0).integers(4, size=230)
+    for action in actions[:30]:
+        env.step(int(action))
+    snapshot = snapshot_env(env)
+
+    def play(env) -> list:
+        steps = []
+        for action in actions[30:]:
+            obs, reward, terminated, truncated, _ = env.step(int(action))
+            steps.append((obs.copy(), reward, terminated))
+            if terminated or truncated:
+                env.reset()
+        return steps
+
+    played = play(env)
+    resumed = breakout('collector')
+    restore_env(resumed, snapshot)
+    replayed = play(resumed)
+    assert any(terminated for _, _, terminated in played)  # lost lives inside the replayed stretch
+    assert all(np.array_equal(a[0], b[0]) and a[1:] == b[1:] for a, b in zip(played, replayed))
+
+
+def test_runs_build_collector_and_evaluator_envs_for_their_roles(monkeypatch):
+    from tidal.entry.setup import load_config
+    from tidal.worker.builders import build_env_manager
+    roles: list[str] = []
+    original = AtariEnv._preprocess
+
+    def recording(self, env, role):
+        roles.append(role)
+        return original(self, env, role)
+    monkeypatch.setattr(AtariEnv, '_preprocess', recording)
+    cfg = load_config('pong_ppo', 0, ['env.collector_env_num=2', 'env.evaluator_env_num=1'])
+    roles.clear()  # compile_config's probe builds one env too
+    for role in ('collector', 'evaluator'):
+        build_env_manager(cfg, role).close()
+    assert roles == ['collector', 'collector', 'evaluator']
 
 
 def test_pong_ppo_trains_from_the_cli(tmp_path, monkeypatch):
