@@ -66,8 +66,10 @@ def median_band(runs: list[dict]) -> tuple[list[int], list[float], list[float], 
 
 
 def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
-                ylabel: str = 'eval return (deterministic)', references: dict[str, float] | None = None) -> None:
-    """One line per library (median over seeds) with a shaded min-max band; `references` are dashed levels."""
+                ylabel: str = 'eval return (deterministic)', references: dict[str, float] | None = None,
+                published: dict[str, dict[int, float]] | None = None) -> None:
+    """One line per library (median over seeds) with a shaded min-max band; `references` are dashed levels,
+    `published` curves ({env step: return}) dotted lines cut to the env steps the runs cover."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -79,6 +81,11 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
         ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     for label, level in (references or {}).items():
         ax.axhline(level, color='0.3', linestyle='--', linewidth=1, label=label)
+    last = max((row['env_step'] for runs in curves.values() for run in runs for row in run['evals']), default=0)
+    for label, curve in (published or {}).items():
+        points = sorted((step, value) for step, value in curve.items() if step <= last)
+        ax.plot([p[0] for p in points], [p[1] for p in points], color='0.2', linestyle=':', marker='s',
+                markersize=3, label=label)
     ax.set_xlabel('env steps')
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -37,7 +37,7 @@ main_config: dict[str, Any] = dict(
         ),
         collect=dict(n_sample=16),
         # every 12500 updates (50000 env steps)
-        eval=dict(evaluator=dict(eval_freq=12_500)),
+        eval=dict(evaluator=dict(eval_freq=12_500, eval_freq_env_steps=0)),
         other=dict(replay_buffer=dict(replay_buffer_size=100_000)),
     ),
 )

@@ -21,6 +21,6 @@ policy['learn']['epoch_per_collect'] = 1
 policy['aux'] = dict(interval=32, mini_batch_size=8, mini_batch_length=None, num_updates_per_train_iter=6,
                      policy_kl_loss_weight=1.0)
 # one rollout makes 4 updates: evaluate every 50 rollouts (51200 env steps), as pong_ppo
-policy['eval'] = dict(evaluator=dict(eval_freq=200))
+policy['eval'] = dict(evaluator=dict(eval_freq=200, eval_freq_env_steps=0))
 
 create_config = dict(copy.deepcopy(pong_ppo.create_config), policy=dict(type='ppg'))

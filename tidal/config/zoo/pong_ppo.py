@@ -44,7 +44,7 @@ main_config: dict[str, Any] = dict(
         # 128 steps of each of the 8 envs per rollout
         collect=dict(n_sample=1024, discount_factor=0.99, gae_lambda=0.95),
         # one rollout makes 4 x 4 = 16 updates: evaluate every 50 rollouts (51200 env steps)
-        eval=dict(evaluator=dict(eval_freq=800)),
+        eval=dict(evaluator=dict(eval_freq=800, eval_freq_env_steps=0)),
     ),
 )
 
