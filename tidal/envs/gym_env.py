@@ -200,12 +200,14 @@ def _register_minatar(env_id: str) -> None:
 
 
 def _import_ale(env_id: str) -> None:
-    """Atari ids register themselves when ale_py is imported."""
+    """Atari ids register themselves when ale_py is imported. The emulator's banner, printed by every new
+    game, is silenced: its warnings and errors still show."""
     try:
-        import ale_py  # noqa: F401
+        import ale_py
     except ImportError as err:
         raise EnvError(f"gymnasium env '{env_id}' (env.env_id) needs the ale-py package: "
                        f"pip install ale-py") from err
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Warning)
 
 
 def _unknown_id_message(env_id: str) -> str:
