@@ -13,7 +13,8 @@ from pathlib import Path
 
 from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run, run_batch,
                     shown_command, tidal_train_command, venv_python)
-from report import library_row, markdown_table, milestones, plot_curves
+from published import PUBLISHED_FINAL, SB3_ZOO_SAC, SB3_ZOO_SOURCE, published_at
+from report import fmt_steps, library_row, markdown_table, milestones, plot_curves
 from sac_pendulum import versions
 
 ENV_ID = 'Hopper-v5'
@@ -78,10 +79,16 @@ def build_report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> s
 
     args.out.mkdir(parents=True, exist_ok=True)
     plot_curves({LIBRARIES[lib]: runs[lib] for lib in LIBRARIES}, args.out / 'curves.png',
-                f'SAC on {ENV_ID}, {len(args.seeds)} seed(s): median, min-max band')
+                f'SAC on {ENV_ID}, {len(args.seeds)} seed(s): median, min-max band',
+                published={SB3_ZOO_SOURCE: SB3_ZOO_SAC['Hopper']})
+    reference = {mark: published_at(SB3_ZOO_SAC['Hopper'], mark) for mark in marks}
+    ref_cells = ['n/a' if ref is None else f'{ref[1]:.1f}' + ('' if ref[0] == mark else f' (at {fmt_steps(ref[0])})')
+                 for mark, ref in reference.items()]
+    finals = '; '.join(f'{name}: {value}' for name, value in PUBLISHED_FINAL['sac']['Hopper'].items())
     results = {'benchmark': 'sac_hopper', 'env_id': ENV_ID, 'steps': args.steps, 'seeds': args.seeds,
                'threads': args.threads, 'milestones': marks, 'versions': vers, 'commands': commands,
-               'table': rows, 'wall_clock_ratio_tidal_over_sb3': {'median': ratio, 'per_seed': ratios},
+               'table': rows, 'published': reference, 'published_source': SB3_ZOO_SOURCE,
+               'wall_clock_ratio_tidal_over_sb3': {'median': ratio, 'per_seed': ratios},
                'runs': {lib: {seed: run for seed, run in zip(args.seeds, runs[lib])} for lib in LIBRARIES}}
     (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
 
@@ -93,6 +100,9 @@ def build_report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> s
         f'[256, 256] networks, {WARMUP} uniform random steps first, 1 update per env step, gamma 0.99, '
         f'tau 0.005, automatic entropy; {EVAL_EPISODES} deterministic evaluation episodes.', '',
         markdown_table(rows, marks), '',
+        '| published | ' + ' | '.join(fmt_steps(m) for m in marks) + ' |', '|---|' + '---|' * len(marks),
+        f'| {SB3_ZOO_SOURCE}, Hopper-v3 | ' + ' | '.join(ref_cells) + ' |', '',
+        f'Published at 1M env steps: {finals}.', '',
         f'tidal/SB3 wall-clock ratio (per seed pair, then median): **{ratio:.2f}** ({per_seed}).', '',
         'Notes:',
         f'- SB3 evaluates every {EVAL_EVERY} env steps; tidal every {EVAL_EVERY} train iterations, which start '
