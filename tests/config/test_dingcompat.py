@@ -417,3 +417,11 @@ def test_mujoco_wrapper_normalization_is_ppos_and_refused_for_sac():
     assert notes['env.norm_obs'][0] == "-> 'policy.normalize.obs' = True"
     assert refusal(main, {'env': {'type': 'mujoco'}}, 'sac') == \
         "config key 'env.norm_obs' is {'use_norm': True}: tidal's SAC does not normalize observations"
+
+
+@pytest.mark.parametrize('ding_manager, manager', [('async_subprocess', 'subprocess'), ('env_pool', 'envpool'),
+                                                   ('subprocess', 'subprocess'), ('base', 'base')])
+def test_ding_env_manager_types_become_tidals(ding_manager, manager):
+    cfg, notes = compiled({}, {**CREATE, 'env_manager': {'type': ding_manager}})
+    assert cfg.env_manager.type == manager
+    assert ('create_config.env_manager.type' in notes) == (ding_manager != manager)

@@ -109,6 +109,9 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
     if manager == 'async_subprocess':
         create['env_manager']['type'] = 'subprocess'
         mapping.add('create_config.env_manager.type', manager, "-> 'subprocess'", 'one process per env')
+    elif manager == 'env_pool':
+        create['env_manager']['type'] = 'envpool'
+        mapping.add('create_config.env_manager.type', manager, "-> 'envpool'", "EnvPool's C++ envs (extra envpool)")
     if 'replay_buffer' in create:
         mapping.add('create_config.replay_buffer', create.pop('replay_buffer'), 'ignored', "tidal's replay buffer "
                     "is set by policy.priority and policy.other.replay_buffer", ignored=True)
