@@ -40,6 +40,14 @@ SB3_ZOO_PPO_ATARI = {
         10_000_000: 21.0},
 }
 
+#: {task: {env step: mean training return}}, PPO with the SB3 zoo's own tuned MuJoCo settings (not CleanRL's,
+#: which tidal's `hopper_ppo` uses): a curve to place tidal's, from a differently tuned run.
+SB3_ZOO_PPO_MUJOCO = {
+    'Hopper': {25_000: 807.3, 50_000: 443.1, 75_000: 122.2, 100_000: 232.5, 125_000: 34.7, 150_000: 309.0,
+        175_000: 982.1, 200_000: 335.1, 225_000: 13.3, 250_000: 235.7, 275_000: 975.5, 300_000: 981.2,
+        500_000: 32.7, 1_000_000: 1743.6},
+}
+
 #: Final results as published (mean +- std over seeds), for the budgets tidal cannot run here.
 PUBLISHED_FINAL = {
     'sac': {'Hopper': {'SB3 zoo (1M)': '2326 +- 1130', 'CleanRL Hopper-v4 (1M, 3 seeds)': '2310 +- 342'},

@@ -3,7 +3,8 @@
 Runs the zoo config (plus any `--set` overrides) for each seed, two seeds at a time, one per core, and
 writes `results.json`, `curves.png` and `table.md`. The config's stop value is removed so every seed
 runs the whole budget, unless `--keep-stop-value`. A script for one config calls `main` with its own
-defaults (see `discrete_sac_cartpole.py`).
+defaults (see `discrete_sac_cartpole.py`), among them a published curve (`published`, {env step: return},
+and `published_label`) that the plot and the table set beside tidal's at the same env steps.
 
     python benchmarks/zoo_curve.py CONFIG [--seeds 0 1 2] [--steps 20000] [--threads 1] [--set KEY=VALUE]...
 """
@@ -15,7 +16,8 @@ from pathlib import Path
 
 from common import (BENCH_DIR, Job, check_tidal_config, display_path, merge_overrides, read_run, run_batch,
                     shown_command, tidal_train_command)
-from report import library_row, markdown_table, milestones, plot_curves
+from published import published_at
+from report import fmt_steps, library_row, markdown_table, milestones, plot_curves
 
 FULL_BUDGET = ['env.stop_value=null']  # run every step of the budget, whatever return the seed reaches
 PARALLEL_RUNS = 2  # one per core on the 2-core benchmark machines
@@ -52,7 +54,7 @@ def parse_args(argv: list[str] | None, defaults: dict) -> argparse.Namespace:
                         help=f'set {FULL_BUDGET[0]} so every seed runs all --steps (default)')
     budget.add_argument('--keep-stop-value', dest='full_budget', action='store_false',
                         help="keep the config's stop value: a run ends once its eval return reaches it")
-    parser.set_defaults(**{'name': None, 'label': None, **defaults})
+    parser.set_defaults(**{'name': None, 'label': None, 'published': None, 'published_label': '', **defaults})
     args = parser.parse_args(argv)
     args.name = args.name or args.config
     args.label = args.label or args.config
@@ -83,10 +85,14 @@ def build_report(args: argparse.Namespace, jobs: dict[int, Job], env_id: str) ->
 
     args.out.mkdir(parents=True, exist_ok=True)
     plot_curves({args.label: runs}, args.out / 'curves.png',
-                f'{args.title}, {len(args.seeds)} seed(s): median, min-max band')
+                f'{args.title}, {len(args.seeds)} seed(s): median, min-max band',
+                published={args.published_label: args.published} if args.published else None)
+    published = published_table(args.published, args.published_label, marks) if args.published else []
     results = {'benchmark': args.name, 'config': args.config, 'env_id': env_id, 'steps': args.steps,
                'seeds': args.seeds, 'threads': args.threads, 'milestones': marks, 'versions': vers,
                'commands': commands, 'table': row, 'runs': dict(zip(args.seeds, runs))}
+    if args.published:
+        results['published'] = {'label': args.published_label, 'curve': args.published}
     (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
 
     stop_note = [] if args.full_budget else [
@@ -102,11 +108,22 @@ def build_report(args: argparse.Namespace, jobs: dict[int, Job], env_id: str) ->
         f'{args.steps} env steps, seeds {args.seeds}, {args.threads} torch thread(s) per run, '
         f'{PARALLEL_RUNS} runs at a time (one per core); `{args.config}` zoo config'
         + (f" with {', '.join(merge_overrides([], args.extra_sets))}" if args.extra_sets else ' as shipped') + '.',
-        '', markdown_table({'tidal': row}, marks), '',
+        '', markdown_table({'tidal': row}, marks), '', *published,
         'Notes:', *(f'- {note}' for note in notes),
         '', 'Repeat a run from the repo root with:', '', '```', commands[args.seeds[0]], '```', ''])
     (args.out / 'table.md').write_text(text)
     return text
+
+
+def published_table(curve: dict[int, float], label: str, marks: list[int]) -> list[str]:
+    """The published curve's value at each milestone (its last point at or before it) as table lines."""
+    cells = []
+    for mark in marks:
+        found = published_at(curve, mark)
+        cells.append('n/a' if found is None else
+                     f'{found[1]:.1f}' + ('' if found[0] == mark else f' (at {fmt_steps(found[0])})'))
+    return ['| published | ' + ' | '.join(fmt_steps(m) for m in marks) + ' |', '|---|' + '---|' * len(marks),
+            f'| {label} | ' + ' | '.join(cells) + ' |', '']
 
 
 def main(argv: list[str] | None = None, **defaults: object) -> None:
