@@ -1,4 +1,5 @@
 """The MuJoCo zoo configs compile and train: tiny budgets and networks check the settings fit, not learning."""
+import gymnasium
 import pytest
 
 from tidal.entry.pipelines import train
@@ -20,6 +21,8 @@ def test_mujoco_zoo_config_compiles_for_its_env(config, env_id, algorithm):
     cfg = load_layered(config, 0, ()).cfg
     assert (cfg.exp_name, cfg.env.env_id, cfg.policy.type) == (config, env_id, algorithm)
     assert cfg.policy.model.obs_shape is not None and cfg.policy.model.action_shape is not None
+    # a run stops at gymnasium's reward threshold where the task has one (Walker2d has none: give a budget)
+    assert cfg.env.stop_value == gymnasium.spec(env_id).reward_threshold
 
 
 @pytest.mark.parametrize('config, env_id, algorithm', CONFIGS)

@@ -9,6 +9,6 @@ from tidal.config.zoo import hopper_ppo
 
 main_config = copy.deepcopy(hopper_ppo.main_config)
 main_config['exp_name'] = 'halfcheetah_ppo'
-main_config['env']['env_id'] = 'HalfCheetah-v5'
+main_config['env'].update(env_id='HalfCheetah-v5', stop_value=4800)  # gymnasium's reward threshold
 
 create_config = copy.deepcopy(hopper_ppo.create_config)

@@ -10,6 +10,6 @@ from tidal.config.zoo import hopper_sac
 
 main_config = copy.deepcopy(hopper_sac.main_config)
 main_config['exp_name'] = 'halfcheetah_sac'
-main_config['env']['env_id'] = 'HalfCheetah-v5'
+main_config['env'].update(env_id='HalfCheetah-v5', stop_value=4800)  # gymnasium's reward threshold
 
 create_config = copy.deepcopy(hopper_sac.create_config)

@@ -8,6 +8,6 @@ from tidal.config.zoo import hopper_taac
 
 main_config = copy.deepcopy(hopper_taac.main_config)
 main_config['exp_name'] = 'halfcheetah_taac'
-main_config['env']['env_id'] = 'HalfCheetah-v5'
+main_config['env'].update(env_id='HalfCheetah-v5', stop_value=4800)  # gymnasium's reward threshold
 
 create_config = copy.deepcopy(hopper_taac.create_config)

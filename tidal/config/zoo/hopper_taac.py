@@ -17,7 +17,8 @@ main_config: dict[str, Any] = dict(
         collector_env_num=1,
         evaluator_env_num=5,
         n_evaluator_episode=5,
-        stop_value=None,
+        # (gymnasium's reward threshold for Hopper: its registered measure of a solved task)
+        stop_value=3800,
     ),
     policy=dict(
         random_collect_size=10_000,

@@ -9,6 +9,7 @@ from tidal.config.zoo import hopper_ppo
 
 main_config = copy.deepcopy(hopper_ppo.main_config)
 main_config['exp_name'] = 'walker2d_ppo'
-main_config['env']['env_id'] = 'Walker2d-v5'
+# gymnasium sets no reward threshold for Walker2d: a run needs a budget (--max-env-step)
+main_config['env'].update(env_id='Walker2d-v5', stop_value=None)
 
 create_config = copy.deepcopy(hopper_ppo.create_config)

@@ -10,6 +10,7 @@ from tidal.config.zoo import hopper_sac
 
 main_config = copy.deepcopy(hopper_sac.main_config)
 main_config['exp_name'] = 'walker2d_sac'
-main_config['env']['env_id'] = 'Walker2d-v5'
+# gymnasium sets no reward threshold for Walker2d: a run needs a budget (--max-env-step)
+main_config['env'].update(env_id='Walker2d-v5', stop_value=None)
 
 create_config = copy.deepcopy(hopper_sac.create_config)

@@ -8,6 +8,7 @@ from tidal.config.zoo import hopper_taac
 
 main_config = copy.deepcopy(hopper_taac.main_config)
 main_config['exp_name'] = 'walker2d_taac'
-main_config['env']['env_id'] = 'Walker2d-v5'
+# gymnasium sets no reward threshold for Walker2d: a run needs a budget (--max-env-step)
+main_config['env'].update(env_id='Walker2d-v5', stop_value=None)
 
 create_config = copy.deepcopy(hopper_taac.create_config)
