@@ -15,7 +15,8 @@ FINALS = '; '.join(f'{name}: {value}' for name, value in PUBLISHED_FINAL['ppo_at
 
 if __name__ == '__main__':
     sys.exit(main(config='breakout_ppo', name='ppo_breakout', steps=200_000, seeds=[0, 1],
-                  title='PPO on Breakout (BreakoutNoFrameskip-v4, tidal)', label='tidal PPO',
+                  title='PPO on Breakout (tidal)', label='tidal PPO',
+                  ylabel='eval game score (whole games, sampled actions)',
                   extra_sets=['policy.eval.evaluator.eval_freq=400'],  # 25 rollouts of 16 updates
                   published=SB3_ZOO_PPO_ATARI['Breakout'], published_label=SB3_ZOO_SOURCE,
                   notes=[f'Published at 10M env steps (40M frames): {FINALS}.']))

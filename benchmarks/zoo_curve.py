@@ -54,7 +54,8 @@ def parse_args(argv: list[str] | None, defaults: dict) -> argparse.Namespace:
                         help=f'set {FULL_BUDGET[0]} so every seed runs all --steps (default)')
     budget.add_argument('--keep-stop-value', dest='full_budget', action='store_false',
                         help="keep the config's stop value: a run ends once its eval return reaches it")
-    parser.set_defaults(**{'name': None, 'label': None, 'published': None, 'published_label': '', **defaults})
+    parser.set_defaults(**{'name': None, 'label': None, 'published': None, 'published_label': '',
+                           'ylabel': 'eval return (deterministic)', **defaults})
     args = parser.parse_args(argv)
     args.name = args.name or args.config
     args.label = args.label or args.config
@@ -85,7 +86,7 @@ def build_report(args: argparse.Namespace, jobs: dict[int, Job], env_id: str) ->
 
     args.out.mkdir(parents=True, exist_ok=True)
     plot_curves({args.label: runs}, args.out / 'curves.png',
-                f'{args.title}, {len(args.seeds)} seed(s): median, min-max band',
+                f'{args.title}, {len(args.seeds)} seed(s): median, min-max band', ylabel=args.ylabel,
                 published={args.published_label: args.published} if args.published else None)
     published = published_table(args.published, args.published_label, marks) if args.published else []
     results = {'benchmark': args.name, 'config': args.config, 'env_id': env_id, 'steps': args.steps,
