@@ -8,11 +8,11 @@ places tidal's without testing it.
 """
 import sys
 
-from published import SB3_ZOO_PPO_MUJOCO, SB3_ZOO_SOURCE
+from published import SB3_ZOO_PPO_MUJOCO
 from zoo_curve import main
 
 if __name__ == '__main__':
     sys.exit(main(config='hopper_ppo', name='ppo_hopper', steps=300_000,
                   title='PPO on Hopper-v5 (tidal, CleanRL settings)', label='tidal PPO',
-                  published=SB3_ZOO_PPO_MUJOCO['Hopper'], published_label=f'{SB3_ZOO_SOURCE}, its own settings',
+                  published=SB3_ZOO_PPO_MUJOCO['Hopper'], published_label='SB3 zoo run, its own settings (1 seed, training episodes)',
                   notes=['Hopper-v5 episodes end at 1000 steps; the published run is on Hopper-v3.']))

@@ -8,7 +8,7 @@ PPO, the full game score over all lives for Atari) on the gym v3 / NoFrameskip-v
 place a curve, they do not test it. Atari env steps are agent steps: 4 frames each.
 """
 
-SB3_ZOO_SOURCE = 'SB3 zoo trained agent (rl-trained-agents@cd35bde, 1 seed, training episodes)'
+SB3_ZOO_SOURCE = 'SB3 zoo run (1 seed, training episodes)'
 
 #: {task: {env step: mean training return}}, SAC with the zoo's settings (those of tidal's `hopper_sac`).
 SB3_ZOO_SAC = {
