@@ -25,6 +25,7 @@ from gymnasium.vector.utils import batch_space
 from tidal.base.errors import ConfigError, EnvError
 from tidal.envs.env_manager import EnvFn, EnvManager
 from tidal.envs.envpool_tasks import envpool_task
+from tidal.envs.gym_env import is_unit_box
 from tidal.envs.snapshot import EnvSnapshotError
 from tidal.registry import ENV_MANAGER_REGISTRY
 
@@ -57,7 +58,7 @@ class EnvPoolVectorEnv(VectorEnv):
         self._bounds: tuple[np.ndarray, np.ndarray] | None = None  # EnvPool's action bounds (Box actions)
         if isinstance(raw_action, gym_spaces.Box):
             self._bounds = raw_action.low.astype(np.float64), raw_action.high.astype(np.float64)
-        self._rescale = self.single_action_space != raw_action and _is_unit_box(self.single_action_space)
+        self._rescale = self.single_action_space != raw_action and is_unit_box(self.single_action_space)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._all_envs = np.arange(num_envs, dtype=np.int32)
@@ -140,12 +141,12 @@ class EnvPoolManager(EnvManager):
             raise EnvError("env_manager.type 'envpool' needs the envpool package: pip install tidal[envpool]") from err
         if self.env_cfg is None:
             raise ConfigError("env_manager.type 'envpool' builds its envs from the env section: pass env_cfg")
-        self._env_cfg = self.env_cfg
+        env_cfg = self.env_cfg
         training = self.role != 'evaluator'
-        task_id, task_kwargs = envpool_task(self._env_cfg, training, envpool.list_all_envs())
+        task_id, task_kwargs = envpool_task(env_cfg, training, envpool.list_all_envs())
         vector_env = EnvPoolVectorEnv(task_id, task_kwargs, len(env_fns),
-                                      normalize_action=bool(self._env_cfg.get('normalize_action', True)),
-                                      channel_last=self._env_cfg.get('type') == 'atari',
+                                      normalize_action=bool(env_cfg.get('normalize_action', True)),
+                                      channel_last=env_cfg.get('type') == 'atari',
                                       num_threads=self._num_threads)
         self._check_spaces(env_fns[0], vector_env, task_id)
         return vector_env
@@ -183,10 +184,6 @@ def _action_space(space: gymnasium.Space, normalize_action: bool) -> gymnasium.S
     if normalize_action:
         return gym_spaces.Box(-1.0, 1.0, space.shape, np.float32)
     return gym_spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
-
-
-def _is_unit_box(space: gymnasium.Space) -> bool:
-    return isinstance(space, gym_spaces.Box) and bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
 
 
 def _cast_box(space: gymnasium.Space, dtype: np.dtype, channel_last: bool) -> gymnasium.Space:

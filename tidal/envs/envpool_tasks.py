@@ -11,11 +11,12 @@ import re
 from typing import Any, Mapping
 
 from tidal.base.errors import EnvError
+from tidal.envs.atari_env import V4_ID, ale_id_and_kwargs
 
-# gymnasium's Atari ids: 'ALE/Pong-v5' (sticky actions) and 'PongNoFrameskip-v4' (none)
+# gymnasium's Atari ids: 'ALE/Pong-v5' (sticky actions) and, in the 'atari' env type's V4_ID form,
+# 'PongNoFrameskip-v4' (none)
 _ALE_V5 = re.compile(r'^ALE/(?P<game>\w+)-v5$')
-_NO_FRAMESKIP_V4 = re.compile(r'^(?P<game>\w+)NoFrameskip-v4$')
-_STICKY_ACTION_PROBABILITY = {'v5': 0.25, 'v4': 0.0}  # gymnasium's defaults for the two id families
+_ALE_V5_STICKY_ACTION_PROBABILITY = 0.25  # ALE v5's default; the v4 ids imply 0 (ale_id_and_kwargs)
 _ATARI_MAX_FRAMES = 108_000  # ALE v5's episode limit in emulator frames
 _ALE_SETTINGS = ('repeat_action_probability', 'full_action_space')  # the env_kwargs EnvPool takes for ALE
 
@@ -31,7 +32,7 @@ def envpool_task(env_cfg: Mapping[str, Any], training: bool, all_ids: list[str])
         return _atari_task(env_cfg, env_id, training, all_ids)
     if env_type != 'gym':
         raise EnvError(f"env_manager.type 'envpool' runs env types 'gym' and 'atari', not '{env_type}' (env.type)")
-    if _ALE_V5.match(env_id) or _NO_FRAMESKIP_V4.match(env_id):
+    if _ALE_V5.match(env_id) or V4_ID.fullmatch(env_id):
         raise EnvError(f"Atari id '{env_id}' (env.env_id) runs under env_manager.type 'envpool' with env.type "
                        f"'atari' only: EnvPool's Atari tasks are preprocessed, the 'gym' env type's frames are not")
     if env_id not in all_ids:
@@ -58,7 +59,7 @@ def _atari_task(env_cfg: Mapping[str, Any], env_id: str, training: bool,
     square grey frames, a frame stack, FIRE after a reset where the game needs it, and for training only
     lives as episodes and rewards clipped to their sign. EnvPool stacks channel-first; the manager turns
     its stacks channel-last, as the env type gives them."""
-    match = _ALE_V5.match(env_id) or _NO_FRAMESKIP_V4.match(env_id)
+    match = _ALE_V5.match(env_id) or V4_ID.fullmatch(env_id)
     if match is None:
         raise EnvError(f"env.env_id '{env_id}' is not an Atari id EnvPool can map: use 'ALE/<Game>-v5' or "
                        f"'<Game>NoFrameskip-v4'")
@@ -74,7 +75,7 @@ def _atari_task(env_cfg: Mapping[str, Any], env_id: str, training: bool,
     if noop_max < 1:  # EnvPool 1.2 crashes on its first reset without no-ops
         raise EnvError(f"env.noop_max={noop_max} cannot run under env_manager.type 'envpool': EnvPool needs at "
                        f"least 1 (or use env_manager.type 'base')")
-    version = 'v5' if env_id.startswith('ALE/') else 'v4'
+    ale_settings = {**ale_id_and_kwargs(env_id)[1], **ale_kwargs}  # what the id implies, then the user's
     screen_size = int(env_cfg.get('screen_size', 84))
     return task_id, dict(
         stack_num=int(env_cfg.get('frame_stack', 4)),
@@ -86,9 +87,9 @@ def _atari_task(env_cfg: Mapping[str, Any], env_id: str, training: bool,
         use_fire_reset=True,  # EnvPool presses FIRE only in games whose actions include it, as the env type does
         episodic_life=training and bool(env_cfg.get('episode_life', True)),
         reward_clip=training and bool(env_cfg.get('clip_rewards', True)),
-        repeat_action_probability=float(ale_kwargs.get('repeat_action_probability',
-                                                       _STICKY_ACTION_PROBABILITY[version])),
-        full_action_space=bool(ale_kwargs.get('full_action_space', False)),
+        repeat_action_probability=float(ale_settings.get('repeat_action_probability',
+                                                         _ALE_V5_STICKY_ACTION_PROBABILITY)),
+        full_action_space=bool(ale_settings.get('full_action_space', False)),
         max_episode_steps=_ATARI_MAX_FRAMES // int(env_cfg.get('frame_skip', 4)),
     )
 

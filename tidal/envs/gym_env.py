@@ -79,7 +79,7 @@ class GymEnv:
         """
         env = self._preprocess(self._make_raw(), role)
         action_space = env.action_space
-        if self.cfg.normalize_action and _is_bounded_box(action_space) and not _is_unit_box(action_space):
+        if self.cfg.normalize_action and _is_bounded_box(action_space) and not is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
         if _is_bounded_box(env.action_space):
             # a Gaussian policy (PPO's) samples unbounded actions and learns from them as drawn; the env
@@ -175,8 +175,9 @@ def _is_bounded_box(space: gymnasium.Space) -> TypeGuard[gym_spaces.Box]:
     return isinstance(space, gym_spaces.Box) and bool(space.is_bounded('both'))
 
 
-def _is_unit_box(space: gym_spaces.Box) -> bool:
-    return bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
+def is_unit_box(space: gymnasium.Space) -> bool:
+    """A Box whose bounds are -1 and 1 everywhere: the policy's actions need no rescaling."""
+    return isinstance(space, gym_spaces.Box) and bool(np.all(space.low == -1.0) and np.all(space.high == 1.0))
 
 
 def _observation_dtype(space: gym_spaces.Box) -> type:

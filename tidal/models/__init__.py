@@ -12,5 +12,5 @@ from tidal.models.target import TargetNetwork
 from tidal.models.temperature import Temperature
 
 __all__ = ['ActorCritic', 'ContinuousMAQAC', 'ContinuousQAC', 'ContinuousQVAC', 'DiscreteConvQAC', 'DiscreteHead',
-           'DiscreteMAQAC', 'DiscreteQAC', 'DisjointPolicyValueNetwork', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead', 'MuZeroModel',
-           'StateValue', 'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']
+           'DiscreteMAQAC', 'DiscreteQAC', 'DisjointPolicyValueNetwork', 'EnsembleLinear', 'EnsembleMLP', 'GaussianHead',
+           'MuZeroModel', 'StateValue', 'TargetNetwork', 'Temperature', 'TrajectoryCritic', 'TrajectoryQAC', 'mlp']
