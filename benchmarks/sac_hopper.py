@@ -14,8 +14,9 @@ from pathlib import Path
 from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run, run_batch,
                     shown_command, tidal_train_command, venv_python)
 from published import PUBLISHED_FINAL, SB3_ZOO_SAC, SB3_ZOO_SOURCE, published_at
-from report import fmt_steps, library_row, markdown_table, milestones, plot_curves
+from report import library_row, markdown_table, milestones, plot_curves
 from sac_pendulum import versions
+from zoo_curve import published_table
 
 ENV_ID = 'Hopper-v5'
 TIDAL_CONFIG = 'hopper_sac'
@@ -82,8 +83,6 @@ def build_report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> s
                 f'SAC on {ENV_ID}, {len(args.seeds)} seed(s): median, min-max band',
                 published={SB3_ZOO_SOURCE: SB3_ZOO_SAC['Hopper']})
     reference = {mark: published_at(SB3_ZOO_SAC['Hopper'], mark) for mark in marks}
-    ref_cells = ['n/a' if ref is None else f'{ref[1]:.1f}' + ('' if ref[0] == mark else f' (at {fmt_steps(ref[0])})')
-                 for mark, ref in reference.items()]
     finals = '; '.join(f'{name}: {value}' for name, value in PUBLISHED_FINAL['sac']['Hopper'].items())
     results = {'benchmark': 'sac_hopper', 'env_id': ENV_ID, 'steps': args.steps, 'seeds': args.seeds,
                'threads': args.threads, 'milestones': marks, 'versions': vers, 'commands': commands,
@@ -100,8 +99,7 @@ def build_report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> s
         f'[256, 256] networks, {WARMUP} uniform random steps first, 1 update per env step, gamma 0.99, '
         f'tau 0.005, automatic entropy; {EVAL_EPISODES} deterministic evaluation episodes.', '',
         markdown_table(rows, marks), '',
-        '| published | ' + ' | '.join(fmt_steps(m) for m in marks) + ' |', '|---|' + '---|' * len(marks),
-        f'| {SB3_ZOO_SOURCE}, Hopper-v3 | ' + ' | '.join(ref_cells) + ' |', '',
+        *published_table(SB3_ZOO_SAC['Hopper'], f'{SB3_ZOO_SOURCE}, Hopper-v3', marks),
         f'Published at 1M env steps: {finals}.', '',
         f'tidal/SB3 wall-clock ratio (per seed pair, then median): **{ratio:.2f}** ({per_seed}).', '',
         'Notes:',
