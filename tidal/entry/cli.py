@@ -76,6 +76,34 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
 
 
+def _add_tune(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser('tune', help='search hyperparameters with Optuna; the objective averages several seeds')
+    p.add_argument('config', help='config file or zoo config name whose values the search starts from')
+    _add_layers(p)
+    p.add_argument('--trials', type=_positive, required=True, help='trials to run (counting those of a resumed study)')
+    p.add_argument('--seeds', type=_positive, default=1, help='seeds per trial; the objective is their mean '
+                                                               '(their IQM from 4 seeds)')
+    p.add_argument('--budget-env-steps', type=_positive, help='env steps per seed of a trial '
+                                                              '(default: the config\'s own budget)')
+    p.add_argument('--timeout', type=_positive, metavar='SECONDS', help='stop starting trials after this wall time')
+    p.add_argument('--jobs', type=_positive, default=1, help='trials run at once')
+    p.add_argument('--storage', help='Optuna storage URL (default: sqlite:///<study folder>/study.db)')
+    p.add_argument('--space', metavar='FILE', help='YAML search space replacing the policy family\'s own')
+    p.add_argument('--study-dir', help='study folder (default: tune/<exp_name>)')
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+    p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
+                   help='fix a config key in every trial; repeatable')
+
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser('export', help='write the deterministic acting policy as one TorchScript or ONNX file and '
+                                      'check it against tidal\'s eval mode')
+    p.add_argument('source', help='a run folder or a checkpoint file inside one')
+    p.add_argument('--format', choices=['torchscript', 'onnx'], default='torchscript')
+    p.add_argument('-o', '--output', help='file to write (default: <run folder>/export/policy.pt or .onnx)')
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog='tidal', description='tidal: registry-driven reinforcement learning')
     sub = parser.add_subparsers(dest='command', required=True)
@@ -88,7 +116,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument('--episodes', type=_positive, default=None,
                    help='episodes to run (default: env.n_evaluator_episode)')
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
+    p.add_argument('--video', nargs='?', const='videos', default=None, metavar='DIR',
+                   help='record the episodes as MP4 (GIF where no encoder is installed) into DIR (default: videos)')
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+
+    _add_tune(sub)
+    _add_export(sub)
 
     p = sub.add_parser('resume', help='continue a run from its folder')
     p.add_argument('run_dir')
@@ -162,7 +195,8 @@ def _train(args: argparse.Namespace) -> None:
 
 def _eval(args: argparse.Namespace) -> None:
     from tidal.entry.evaluate import evaluate_checkpoint
-    result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed)
+    result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed,
+                                 video_dir=args.video)
     print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '
           f'(mean length {result.length_mean:.1f})')
 
@@ -210,6 +244,14 @@ def _dispatch(args: argparse.Namespace) -> None:
         path = collect_demos(args.config, args.ckpt, args.episodes, args.output,
                              deterministic=not args.stochastic, seed=args.seed)
         print(f'wrote {args.episodes} episodes to {path}')
+    elif args.command == 'tune':
+        from tidal.entry.tune import tune
+        tune(_config_input(args), trials=args.trials, seeds=args.seeds, budget_env_steps=args.budget_env_steps,
+             timeout_s=args.timeout, jobs=args.jobs, storage=args.storage, space=args.space,
+             study_dir=args.study_dir, overrides=args.overrides)
+    elif args.command == 'export':
+        from tidal.entry.export import export_policy
+        print(export_policy(args.source, args.format, args.output).summary())
     elif args.command == 'plot':
         from tidal.worker.plot import plot_curves
         print(plot_curves(args.run_dirs, Path(args.output), per_run=args.per_run))
