@@ -248,7 +248,7 @@ def _dispatch(args: argparse.Namespace) -> None:
         from tidal.entry.tune import tune
         tune(_config_input(args), trials=args.trials, seeds=args.seeds, budget_env_steps=args.budget_env_steps,
              timeout_s=args.timeout, jobs=args.jobs, storage=args.storage, space=args.space,
-             study_dir=args.study_dir, overrides=args.overrides)
+             study_dir=args.study_dir, overrides=args.overrides, imports=args.imports)
     elif args.command == 'export':
         from tidal.entry.export import export_policy
         print(export_policy(args.source, args.format, args.output).summary())

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from easydict import EasyDict
 
@@ -46,7 +46,7 @@ def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Opti
 
 
 def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool,
-              sources: Sequence[str] = ()) -> RunResult:
+              sources: Sequence[str] = (), on_eval: Optional[Callable[[dict[str, float]], None]] = None) -> RunResult:
     """Make the run folder, save the resolved config in it and train the run shell with the policy's feed.
 
     If the run cannot be built (a bad config value found by a policy, an env that fails to start),
@@ -68,7 +68,7 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
     run_dir = made
     assert isinstance(run_dir, Path)
     try:
-        run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress)
+        run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress, on_eval=on_eval)
     except OSError as err:
         if context.is_main:
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -63,10 +63,13 @@ class Run:
 
     def __init__(self, cfg: EasyDict, run_dir: Path, feed_cls: FeedClass,
                  max_env_step: Optional[int] = None, max_train_iter: Optional[int] = None,
-                 progress: bool = True, resume_state: Optional[dict[str, Any]] = None) -> None:
+                 progress: bool = True, resume_state: Optional[dict[str, Any]] = None,
+                 on_eval: Optional[Callable[[dict[str, float]], None]] = None) -> None:
+        """`on_eval` sees each evaluation's row of evals.csv (a tuner prunes a trial by raising from it)."""
         check_budget(cfg, max_env_step, max_train_iter, feed_cls)
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
+        self.on_eval = on_eval
         configure_torch(cfg)
         self.dist = init_distributed(policy_device(cfg.policy))
         self.lockstep = Lockstep(self.dist)
@@ -253,7 +256,8 @@ class Run:
         result = self.evaluator.eval(self.learner.train_iter, self.env_step)
         self.last_return = result.return_mean
         collect_return = sum(collected) / len(collected) if collected else float('nan')
-        self.logger.evaluation(result.row(self.env_step, self.learner.train_iter, self._wall_time(), collect_return))
+        row = result.row(self.env_step, self.learner.train_iter, self._wall_time(), collect_return)
+        self.logger.evaluation(row)
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()
@@ -263,6 +267,8 @@ class Run:
         if collected:
             progress['collect_return'] = f'{collect_return:.1f}'
         bar.set_postfix(progress, refresh=False)
+        if self.on_eval is not None:
+            self.on_eval(row)
         return self.evaluator.reached_stop_value(result)
 
     def _plot(self) -> None:
