@@ -54,5 +54,9 @@ class DiscreteConvQAC(nn.Module):
     def actor(self, obs: torch.Tensor) -> torch.Tensor:
         return self.actor_head(self.actor_encoder(obs))
 
+    def actor_network(self) -> nn.Module:
+        """`actor` as one module without the critics (what an exported policy holds); shares the weights."""
+        return nn.Sequential(self.actor_encoder, self.actor_head)
+
     def actor_parameters(self) -> list[nn.Parameter]:
         return [*self.actor_encoder.parameters(), *self.actor_head.parameters()]

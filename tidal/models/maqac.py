@@ -112,6 +112,11 @@ class _MultiAgentActorCritic(nn.Module):
     def actor_parameters(self) -> list[nn.Parameter]:
         return [*self.actor_body.parameters(), *self.actor_head.parameters()]
 
+    def actor_network(self) -> nn.Module:
+        """`actor` on `agent_state` [B, agents, obs] as one module without the critics; shares the weights."""
+        layers = [self.actor_body, self.actor_head]
+        return nn.Sequential(*([self.agent_ids] if self.agent_ids is not None else []), *layers)
+
 
 @MODEL_REGISTRY.register('continuous_maqac')
 class ContinuousMAQAC(_MultiAgentActorCritic):

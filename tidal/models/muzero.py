@@ -153,6 +153,10 @@ class MuZeroModel(nn.Module):
         """h(o): the (scaled) latent [B, latent_size] of observations; also the target of the latent loss."""
         return self._scaled(self.representation(obs))
 
+    def predict(self, latent: torch.Tensor) -> MuZeroOutput:
+        """f(s) alone, on latents from anywhere (an exported model's prediction network)."""
+        return self._predict(latent, reward_logits=None)
+
     def initial_inference(self, obs: torch.Tensor) -> MuZeroOutput:
         """h then f on real observations; there is no transition, so no reward."""
         return self._predict(self.represent(obs), reward_logits=None)

@@ -70,6 +70,10 @@ class _ActorCritic(nn.Module):
     def actor(self, obs: torch.Tensor) -> Any:
         return self.actor_head(self.actor_body(obs))
 
+    def actor_network(self) -> nn.Module:
+        """`actor` as one module without the critics (what an exported policy holds); shares the weights."""
+        return nn.Sequential(self.actor_body, self.actor_head)
+
     def actor_parameters(self) -> list[nn.Parameter]:
         return [*self.actor_body.parameters(), *self.actor_head.parameters()]
 

@@ -17,6 +17,7 @@ from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
 from tidal.base.modes import CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.config.registration import check_rules_declared
+from tidal.models.acting import ActingNetwork
 from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
@@ -85,6 +86,10 @@ class Policy:
                 # (int >= 0) Also evaluate every this many env steps, whichever of the two comes first (0 = off):
                 # a policy that makes few updates per collection is still evaluated regularly.
                 eval_freq_env_steps=5000,
+                # (int >= 0) Record one episode of every this many evaluations (the first included) into
+                # <run>/videos/eval_env<env step>.mp4, a GIF where no MP4 encoder is installed (0 = off); the
+                # returns stay those of an unrecorded evaluation.
+                video_every=0,
             ),
         ),
         other=dict(
@@ -187,6 +192,15 @@ class Policy:
         self._model.load_state_dict(state['model'])
         for name, stats in self.running_statistics().items():
             stats.load_state_dict(state[name])
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """The eval mode's deterministic action as a plain module of this policy's layers (`tidal export`), for
+        observations that come with an action mask when `action_mask` (then its second input).
+
+        A policy whose eval mode can act in one forward pass overrides this; the default refuses in one line.
+        """
+        name = self._cfg.get('type') or type(self).__name__
+        raise TidalError(f"policy '{name}' cannot be exported: it defines no acting network (export_actor)")
 
     @property
     def device(self) -> torch.device:

@@ -21,6 +21,7 @@ from tidal.base.errors import ConfigError
 from tidal.base.modes import Timestep
 from tidal.base.nest import leading_dim
 from tidal.policies.common import bootstrap_mask, optimizer_step, sample_categorical, sample_weight, split_action_mask
+from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
@@ -168,6 +169,13 @@ class DiscreteSACPolicy(SACPolicy):
             return {'action': masked_logits(self._model.actor(observation), mask).argmax(dim=-1)}
         _, prob, _ = self._policy(obs)
         return {'action': sample_categorical(prob, self._eval_generator)}
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """The argmax of the actor's masked logits, as eval.deterministic acts; under multi_agent on
+        `agent_state` [B, agents, obs] (and the mask [B, agents, actions])."""
+        observation = 'agent_state' if self._cfg.get('multi_agent', False) else 'obs'
+        return ActingNetwork(MaskedArgmax(self._model.actor_network()),
+                             input_names=(observation, 'action_mask') if action_mask else (observation,))
 
 
 def epsilon_at(env_step: int, schedule: Mapping[str, Any]) -> float:

@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from tidal.base.errors import ConfigError
 from tidal.mcts import search, visit_policy
+from tidal.models.acting import ActingNetwork, MuZeroNetworks
 from tidal.models.muzero import MuZeroModel
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import split_action_mask
@@ -174,3 +175,21 @@ class MuZeroPolicy(RepresentationOptions, Policy):
         if self._cfg.eval.deterministic:
             return {'action': visit_policy(visits, 0.0).argmax(dim=1)}
         return {'action': torch.multinomial(visit_policy(visits, 1.0), 1, generator=self._eval_generator).squeeze(1)}
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """MuZero acts by tree search, which no forward pass is: its networks h, f and g instead (the action mask
+        is the search's business, not theirs), checked against the model's own inference."""
+        model = self._model
+
+        @torch.no_grad()
+        def parity(obs: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+            latent = model.represent(obs)
+            action = torch.arange(obs.shape[0], device=obs.device) % model.action_dim
+            prediction, step = model.initial_inference(obs), model.recurrent_inference(latent, action)
+            expected = (latent, prediction.policy_logits, model.value(prediction), step.latent, model.reward(step))
+            return (obs, latent, action), expected
+
+        return ActingNetwork(MuZeroNetworks(model), input_names=('obs', 'latent', 'action'),
+                             output_names=('representation', 'policy_logits', 'value', 'next_latent', 'reward'),
+                             note='muzero acts by tree search; exported its networks, not a policy',
+                             is_policy=False, parity=parity)

@@ -16,6 +16,7 @@ import torch.nn as nn
 from torch.distributions import Distribution
 
 from tidal.base.errors import ConfigError
+from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, clipped_step, split_action_mask
 from tidal.base.modes import EnvLayout, Timestep
@@ -279,4 +280,11 @@ class PPOPolicy(Policy):
         observation, mask = self._observation(obs)
         return {'action': self._model.act(observation, action_mask=mask, deterministic=self._cfg.eval.deterministic,
                                           generator=self._eval_generator)}
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """The head's mode (argmax, or the Gaussian mean that the env adapter clips) behind the observation
+        statistics of now, frozen with normalize.clip, as eval.deterministic acts."""
+        normalizer = None if self._obs_rms is None else self._obs_rms.frozen(self._cfg.normalize.clip)
+        return ActingNetwork(HeadMode(self._model.encoder, self._model.policy_head),
+                             input_names=('obs', 'action_mask') if action_mask else ('obs',), obs_normalizer=normalizer)
 

@@ -16,7 +16,9 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
+from tidal.base.errors import TidalError
 from tidal.models import TargetNetwork, Temperature
+from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.policies.base import Policy
 from tidal.base.nest import leading_dim
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
@@ -198,6 +200,15 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
             return {'action': torch.tanh(mu)}
         action, _ = tanh_gaussian_sample(mu, log_std, self._eval_generator)
         return {'action': action}
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """tanh(mu), as eval.deterministic acts; under multi_agent on `agent_state` [B, agents, obs] alone,
+        the one input the shared actor reads."""
+        if action_mask:
+            raise TidalError(f"policy '{self._cfg.type}' acts on continuous actions and takes no action mask")
+        multi_agent = self._cfg.get('multi_agent', False)
+        return ActingNetwork(TanhMean(self._model.actor_network()),
+                             input_names=('agent_state',) if multi_agent else ('obs',))
 
 
 def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:

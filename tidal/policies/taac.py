@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from tidal.base.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
+from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
 from tidal.base.device import policy_device
 from tidal.policies.base import Policy
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step
@@ -352,6 +353,20 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         greedy = stage.logits[:, 1] > stage.logits[:, 0]
         switch = torch.where(explore, _sample_switch(stage.logits.softmax(-1), generator), greedy)
         return self._follow(state, switch, stage.kept, stage.new)
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """The greedy action and switch (eval.deterministic with eval.epsilon_greedy 0): acting follows a
+        trajectory, so the network takes the previous one and returns the new one beside the action."""
+        if action_mask or self._max_repeat_steps:
+            why = 'takes no action mask' if action_mask else 'forces switches by a step count (max_repeat_steps)'
+            raise ConfigError(f"policy '{self._cfg.type}' cannot be exported: it {why}")
+        size = self._trajectory.size
+        return ActingNetwork(
+            GreedyTrajectorySwitch(self._model, self._trajectory, float(self._switch_temperature.value),
+                                   self._advantage_clip),
+            input_names=('obs', 'prev_tau'), output_names=('action', 'tau'), eval_overrides={'epsilon_greedy': 0.0},
+            note=f"{self._cfg.type} follows a trajectory: feed back output 'tau' [B, {size}, action_dim] as input "
+                 f"'prev_tau' (zeros at an episode's start); greedy switches (eval.epsilon_greedy 0)")
 
     def _follow(self, state: TrajectoryState, switch: torch.Tensor, kept: torch.Tensor,
                 new: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import torch
+import torch.nn as nn
 
 from tidal.base.errors import TidalError
 
@@ -58,6 +59,10 @@ class RunningMeanStd:
         scaled = (x.to(torch.float64) - self.mean) / torch.sqrt(self.var + _VAR_EPS)
         return scaled.clamp(-clip, clip).to(torch.float32)
 
+    def frozen(self, clip: float) -> FrozenNormalizer:
+        """`normalize(x, clip)` with the statistics of now, as a module that saves with a network (export)."""
+        return FrozenNormalizer(self.mean, self.var, clip)
+
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {'mean': self.mean.cpu().clone(), 'var': self.var.cpu().clone(), 'count': self.count.cpu().clone()}
 
@@ -69,6 +74,23 @@ class RunningMeanStd:
         device = self.mean.device
         self.mean, self.var, self.count = (state[key].to(device=device, dtype=torch.float64).clone()
                                            for key in ('mean', 'var', 'count'))
+
+
+class FrozenNormalizer(nn.Module):
+    """RunningMeanStd.normalize with fixed statistics: the same float64 arithmetic, so an exported policy
+    sees the inputs its eval mode sees."""
+
+    mean: torch.Tensor
+    std: torch.Tensor
+
+    def __init__(self, mean: torch.Tensor, var: torch.Tensor, clip: float) -> None:
+        super().__init__()
+        self.clip = float(clip)
+        self.register_buffer('mean', mean.detach().to(torch.float64).clone())
+        self.register_buffer('std', torch.sqrt(var.detach().to(torch.float64) + _VAR_EPS))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x.to(torch.float64) - self.mean) / self.std).clamp(-self.clip, self.clip).to(torch.float32)
 
 
 def moments_added(before: dict[str, torch.Tensor], after: dict[str, torch.Tensor]) -> Optional[tuple]:
