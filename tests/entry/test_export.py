@@ -26,6 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.load` is deprecated:D
 COUNTER_ID = 'tidal_test/Counter-v0'  # registered by tests/conftest.py
 FORMATS = ['torchscript', 'onnx']
 PARITY = re.compile(r'parity: max \|exported - (eval mode|model)\| = (\S+) over 128 real observations')
+EXACT = 'parity: exported == eval mode on all 128 real observations (discrete: exact equality)'
 
 
 def make_run(tmp_path: Path, config, overrides=(), prepare=None, name='run') -> tuple[Path, object]:
@@ -141,7 +142,7 @@ def test_masked_discrete_sac_takes_the_mask_as_an_input_and_never_picks_a_refuse
     result = export_policy(run, format)
     summary = result.summary()
     assert 'input  obs [batch, 1] float32' in summary and 'input  action_mask [batch, 2] int8' in summary
-    assert 'output action [batch] int64' in summary and '(discrete: exact equality)' in summary
+    assert 'output action [batch] int64' in summary and EXACT in summary
     act = load_exported(result.path, format)
     obs = np.array([[2.0], [3.0], [4.0], [5.0]], np.float32)
     mask = np.array([[1, 0], [1, 1], [1, 0], [1, 1]], np.int8)
@@ -171,13 +172,13 @@ def test_masked_ppo_with_normalised_observations_matches_the_eval_mode(tmp_path,
     run, _ = make_run(tmp_path, counter_config('ppo'), ['policy.normalize.obs=true'],
                       prepare=lambda p: p.running_statistics()['obs_rms'].update(torch.arange(40.0).reshape(40, 1)))
     summary = export_policy(run, format).summary()
-    assert 'input  action_mask [batch, 2] int8' in summary and '(discrete: exact equality)' in summary
+    assert 'input  action_mask [batch, 2] int8' in summary and EXACT in summary
 
 
 def test_ppg_exports_its_policy_head(tmp_path):
     run, _ = make_run(tmp_path, 'cartpole_ppg')
     summary = export_policy(run, 'torchscript').summary()
-    assert 'output action [batch] int64' in summary and '(discrete: exact equality)' in summary
+    assert 'output action [batch] int64' in summary and EXACT in summary
 
 
 def test_taac_takes_and_returns_its_trajectory(tmp_path):
@@ -221,3 +222,13 @@ def test_onnx_without_its_packages_names_the_extra(tmp_path, capsys, monkeypatch
         'tidal: error: tidal export --format onnx needs onnx and onnxruntime: pip install -e ".[export]"'
     with pytest.raises(TidalError):
         export_policy(run, 'onnx')
+
+
+def test_a_file_that_does_not_match_the_eval_mode_is_refused_and_not_left_behind(tmp_path, monkeypatch):
+    from tidal.entry import export
+    monkeypatch.setitem(export.TOLERANCES, 'torchscript', -1.0)  # no difference passes
+    run, _ = make_run(tmp_path, 'pendulum_sac')
+    with pytest.raises(TidalError, match=r"^exported policy does not match the eval mode: max \|difference\| of "
+                                         r"'action' is \S+ > -1$"):
+        export_policy(run, 'torchscript')
+    assert not (run / 'export' / 'policy.pt').exists() and not list((run / 'export').glob('.*'))

@@ -32,7 +32,10 @@ from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy
 
 PARITY_ENVS = 4  # envs stepped with random actions for the parity observations
 PARITY_STEPS = 32  # steps of each: 128 observations
-TOLERANCE = 1e-5  # max |exported - eval mode| of float outputs, relative where the values exceed 1
+#: max |exported - eval mode| of float outputs, relative where the values exceed 1. TorchScript runs torch's own
+#: kernels; ONNX Runtime sums matmuls in another order and approximates tanh, which float32 networks with large
+#: activations (hundreds) show at the 1e-5 level.
+TOLERANCES = {'torchscript': 1e-5, 'onnx': 1e-4}
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,15 @@ class Parity:
     max_abs_diff: float  # over float outputs; 0.0 where every output is discrete
     observations: int
     exact: bool  # every output discrete, compared for equality
+    tolerance: float
     reference: str
 
     def line(self) -> str:
-        tolerance = 'discrete: exact equality' if self.exact else f'tolerance {TOLERANCE:g}, relative above 1'
+        if self.exact:
+            return (f'parity: exported == {self.reference} on all {self.observations} real observations (discrete: '
+                    f'exact equality)')
         return (f'parity: max |exported - {self.reference}| = {self.max_abs_diff:.3g} over {self.observations} real '
-                f'observations ({tolerance})')
+                f'observations (tolerance {self.tolerance:g}, relative above 1; discrete outputs equal)')
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
         # traced on a few rows, checked on all: the batch axis stays free
         example = tuple(x[:PARITY_ENVS] for x in cases[0][0])
         exported, parity = write_exported(network, format, path, example, acting.input_names,
-                                          acting.output_names, lambda run: _check(run, cases, acting))
+                                          acting.output_names, lambda run: _check(run, cases, acting, TOLERANCES[format]))
     return ExportResult(path, format, ckpt, exported, parity, _notes(acting, bounds))
 
 
@@ -232,7 +238,7 @@ def _network_cases(acting: ActingNetwork, steps: list[Step]) -> list[Case]:
     return [(inputs, tuple(value.cpu().numpy() for value in expected))]
 
 
-def _check(run: Any, cases: list[Case], acting: ActingNetwork) -> Parity:
+def _check(run: Any, cases: list[Case], acting: ActingNetwork, tolerance: float) -> Parity:
     """Run the exported file on every case; a mismatch is one line."""
     worst, count, exact = 0.0, 0, True
     for inputs, expected in cases:
@@ -250,11 +256,11 @@ def _check(run: Any, cases: list[Case], acting: ActingNetwork) -> Parity:
             exact = False
             diff = np.abs(got.astype(np.float64) - want)
             worst = max(worst, float(diff.max(initial=0.0)))
-            allowed = TOLERANCE * np.maximum(1.0, np.abs(want))
+            allowed = tolerance * np.maximum(1.0, np.abs(want))
             if (diff > allowed).any():
                 raise TidalError(f"exported policy does not match the eval mode: max |difference| of '{name}' is "
-                                 f"{float(diff.max()):.3g} > {TOLERANCE:g}")
-    return Parity(worst, count, exact, 'eval mode' if acting.is_policy else 'model')
+                                 f"{float(diff.max()):.3g} > {tolerance:g}")
+    return Parity(worst, count, exact, tolerance, 'eval mode' if acting.is_policy else 'model')
 
 
 def _size(size: int) -> str:
