@@ -118,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--video', nargs='?', const='videos', default=None, metavar='DIR',
                    help='record the episodes as MP4 (GIF where no encoder is installed) into DIR (default: videos)')
+    p.add_argument('--video-format', choices=['mp4', 'gif'], default=None,
+                   help='format of the --video files (default: mp4, else gif where no MP4 encoder is installed)')
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
     _add_tune(sub)
@@ -196,9 +198,13 @@ def _train(args: argparse.Namespace) -> None:
 def _eval(args: argparse.Namespace) -> None:
     from tidal.entry.evaluate import evaluate_checkpoint
     result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed,
-                                 video_dir=args.video)
+                                 video_dir=args.video, video_format=args.video_format)
     print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '
           f'(mean length {result.length_mean:.1f})')
+    if result.videos:
+        names = [Path(video).name for video in result.videos]
+        span = names[0] if len(names) == 1 else f'{names[0]} ... {names[-1]}'
+        print(f'videos: {len(names)} episodes in {Path(result.videos[0]).parent} ({span})')
 
 
 def _list(what: str) -> None:

@@ -30,6 +30,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import TidalError
 from tidal.base.feed import FeedClass
 from tidal.entry.setup import check_budget
+from tidal.envs.video import resolve_video_format
 from tidal.policies.base import Policy
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.collectors import build_collector
@@ -79,7 +80,11 @@ class Run:
         self.policy = build_policy(rank_cfg)
         self.collector = build_collector(rank_cfg, self.policy)
         evaluator_cfg, learner_cfg = cfg.policy.eval.evaluator, cfg.policy.learn.learner
-        self.evaluator = Evaluator(build_env_manager(cfg, 'evaluator'), self.policy.eval_mode, self.policy.device,
+        self.video_every = evaluator_cfg.video_every
+        self.evals_done = 0  # evaluations so far (a resumed run keeps counting): which ones record a video
+        recording = self.video_every > 0 and self.dist.is_main
+        self.evaluator = Evaluator(build_env_manager(cfg, 'evaluator', render=recording),
+                                   self.policy.eval_mode, self.policy.device,
                                    n_episode=cfg.env.n_evaluator_episode, eval_freq=evaluator_cfg.eval_freq,
                                    eval_freq_env_steps=evaluator_cfg.eval_freq_env_steps,
                                    stop_value=cfg.env.stop_value, seed=cfg.seed + EVALUATOR_SEED_OFFSET)
@@ -88,6 +93,7 @@ class Run:
         self.logger: RunLogger | NullLogger = (RunLogger(self.run_dir, resume_state['log'] if resume_state else None)
                                                if self.dist.is_main else NullLogger())
         self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log
+        self._video_suffix = self._video_format() if self.video_every and self.dist.is_main else ''
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         # returns of the training episodes the collector finished that the train log (collect_return) and the
@@ -118,6 +124,7 @@ class Run:
         return {
             'policy': self.policy.learn_mode.state_dict(), **own, 'train_iter': self.learner.train_iter,
             'last_eval_iter': self.evaluator.last_eval_iter, 'last_eval_env_step': self.evaluator.last_eval_env_step,
+            'evals_done': self.evals_done,
             'hook_env_steps': {name: period.last_env_step for name, period in self._periods.items()},
             'best_return': self.best_return, 'last_return': self.last_return,
             'collect_returns': {'log': list(self._returns_to_log), 'eval': list(self._returns_to_eval)},
@@ -146,6 +153,7 @@ class Run:
         self.feed.load_state_dict(own['feed'])
         self.learner.restart_guard_at(state['train_iter'])
         self.evaluator.mark_evaluated(state['last_eval_iter'], state.get('last_eval_env_step', 0))
+        self.evals_done = state.get('evals_done', 0)
         for name, last_env_step in state.get('hook_env_steps', {}).items():
             self._periods[name].last_env_step = last_env_step
         self.best_return, self.last_return = state['best_return'], state['last_return']
@@ -253,7 +261,8 @@ class Run:
             self.evaluator.mark_evaluated(self.learner.train_iter, self.env_step)
             return False
         self._check_finite()
-        result = self.evaluator.eval(self.learner.train_iter, self.env_step)
+        result = self.evaluator.eval(self.learner.train_iter, self.env_step, self._videos_due())
+        self.evals_done += 1
         self.last_return = result.return_mean
         collect_return = sum(collected) / len(collected) if collected else float('nan')
         row = result.row(self.env_step, self.learner.train_iter, self._wall_time(), collect_return)
@@ -270,6 +279,18 @@ class Run:
         if self.on_eval is not None:
             self.on_eval(row)
         return self.evaluator.reached_stop_value(result)
+
+    def _videos_due(self) -> list[Path]:
+        """The file for this evaluation's first episode every `video_every` evaluations, named by env step."""
+        if not self.video_every or self.evals_done % self.video_every:
+            return []
+        return [self.run_dir / 'videos' / f'eval_env{self.env_step}.{self._video_suffix}']
+
+    def _video_format(self) -> str:
+        suffix, fallback = resolve_video_format(None)
+        if fallback:
+            self._notify(f'policy.eval.evaluator.video_every: {fallback}')
+        return suffix
 
     def _plot(self) -> None:
         plot_curves([self.run_dir], self.run_dir / 'curve.png', title=f'{self.cfg.exp_name}')

@@ -9,7 +9,7 @@ rewards to their sign; the evaluator's play whole games and report the game's ow
 from __future__ import annotations
 
 import re
-from typing import SupportsFloat
+from typing import Optional, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -49,7 +49,7 @@ class AtariEnv(GymEnv):
         screen_size=84,
     )
 
-    def _make_raw(self) -> gymnasium.Env:
+    def _make_raw(self, render_mode: Optional[str] = None) -> gymnasium.Env:
         env_id = self.env_id
         if not env_id:
             raise EnvError("env.env_id is not set (an Atari game such as 'ALE/Pong-v5')")
@@ -59,6 +59,8 @@ class AtariEnv(GymEnv):
                 raise EnvError(f"env.env_kwargs.{key} is set for Atari env '{env_id}': set {instead} instead")
         kwargs.update(self.cfg.env_kwargs or {})
         kwargs['frameskip'] = 1  # AtariPreprocessing skips the frames and max-pools the last two
+        if render_mode is not None:
+            kwargs['render_mode'] = render_mode
         return self._gymnasium_make(ale_id, kwargs)
 
     def _preprocess(self, env: gymnasium.Env, role: EnvRole) -> gymnasium.Env:

@@ -13,7 +13,7 @@ vector, and episode returns add up the scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 import gymnasium
 import numpy as np
@@ -59,6 +59,8 @@ class EnvManager:
         # 'envpool' (EnvPool's C++ threads; extra envpool).
         type='base',
     )
+    #: Whether the manager steps the envs its env functions make, so that they can record videos.
+    steps_own_envs: ClassVar[bool] = True
 
     def __init__(self, env_fns: list[EnvFn], name: str = 'env', role: str = 'env',
                  env_cfg: Mapping[str, Any] | None = None) -> None:
@@ -127,6 +129,13 @@ class EnvManager:
                     value = leaf[index] if leaf.ndim == 1 else leaf[index][~np.isfinite(leaf[index])].flat[0]
                     raise EnvError(f"env '{self.name}' ({self.role} env {index}) returned a non-finite {what} "
                                    f"({value}) in step {self._running_length[index] + 1} of its episode")
+
+    def plan_videos(self, paths: list[list[str]]) -> None:
+        """Record env i's next episodes, from its next reset, into the files `paths[i]` (one per episode);
+        the envs must be made for recording (`make(role, render=True)`)."""
+        if not all(self._vector_env.call('has_wrapper_attr', 'planned_videos')):
+            raise EnvError(f"env '{self.name}' ({self.role} envs) was not made for recording (make(render=True))")
+        self._vector_env.set_attr('planned_videos', [list(env_paths) for env_paths in paths])
 
     def sample_actions(self) -> np.ndarray:
         """Uniform random actions for every env (the warm-up before training); seeded by `reset`."""

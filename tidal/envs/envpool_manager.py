@@ -130,6 +130,8 @@ class EnvPoolManager(EnvManager):
     that EnvPool's spaces are the ones the policy was built for (the config infers them from gymnasium).
     """
 
+    steps_own_envs = False  # EnvPool's C++ envs render nothing
+
     def __init__(self, env_fns: list[EnvFn], num_threads: int = 0, **kwargs: Any) -> None:
         self._num_threads = num_threads  # EnvPool's worker threads; 0: one per core
         super().__init__(env_fns, **kwargs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from typing import Literal, TypeGuard
+from typing import Literal, Optional, TypeGuard
 
 import gymnasium
 import numpy as np
@@ -17,6 +17,7 @@ from gymnasium.wrappers import DtypeObservation, RescaleAction
 
 from tidal.base.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
+from tidal.envs.video import EpisodeRecorder
 from tidal.base.errors import EnvError, TidalError
 from tidal.registry import ENV_REGISTRY
 
@@ -71,13 +72,16 @@ class GymEnv:
     def env_id(self) -> str:
         return self.cfg.env_id
 
-    def make(self, role: EnvRole = 'collector') -> gymnasium.Env:
+    def make(self, role: EnvRole = 'collector', render: bool = False) -> gymnasium.Env:
         """One env instance with tidal's wrappers, for the collector's or the evaluator's envs (`role`);
         pickles cleanly, so it can build envs in subprocesses.
 
+        `render`: made with render_mode='rgb_array' and wrapped right above the raw env in an `EpisodeRecorder`,
+        which renders only the episodes it is asked to record (every emulator frame of a whole Atari game).
         `Snapshottable` goes outermost so env managers can checkpoint the whole wrapper chain.
         """
-        env = self._preprocess(self._make_raw(), role)
+        raw = self._make_raw('rgb_array' if render else None)
+        env = self._preprocess(EpisodeRecorder(raw, self.env_id) if render else raw, role)
         action_space = env.action_space
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
@@ -115,11 +119,15 @@ class GymEnv:
         """The env type's own wrappers, inside tidal's common ones; the gym adapter has none."""
         return env
 
-    def _make_raw(self) -> gymnasium.Env:
+    def _make_raw(self, render_mode: Optional[str] = None) -> gymnasium.Env:
+        """The env as gymnasium makes it; `render_mode` (None: the env_kwargs' own, if any) for recording."""
         env_id = self.env_id
         if not env_id:
             raise EnvError('env.env_id is not set')
-        return self._gymnasium_make(env_id, dict(self.cfg.env_kwargs or {}))
+        kwargs = dict(self.cfg.env_kwargs or {})
+        if render_mode is not None:
+            kwargs['render_mode'] = render_mode
+        return self._gymnasium_make(env_id, kwargs)
 
     def _gymnasium_make(self, env_id: str, kwargs: dict) -> gymnasium.Env:
         """gymnasium.make, with whatever it raises turned into one EnvError naming env.env_id or env_kwargs."""
@@ -127,6 +135,8 @@ class GymEnv:
             _import_ale(env_id)
         if env_id.startswith('MinAtar/'):
             _register_minatar(env_id)
+        if kwargs.get('render_mode') == 'rgb_array':
+            _check_renders_rgb_array(env_id)
         try:
             return gymnasium.make(env_id, **kwargs)
         except (gymnasium.error.UnregisteredEnv, gymnasium.error.DeprecatedEnv) as err:
@@ -186,6 +196,22 @@ def _observation_dtype(space: gym_spaces.Box) -> type:
     if len(space.shape) == 3 and space.dtype in (np.uint8, np.bool_):
         return np.uint8
     return np.float32
+
+
+def _check_renders_rgb_array(env_id: str) -> None:
+    """Refuse, before the env is made, an env whose class declares no 'rgb_array' render mode: gymnasium would
+    pass render_mode to a constructor that may not take it. Ids gymnasium does not know are left to make."""
+    try:
+        spec = gymnasium.spec(env_id)
+    except gymnasium.error.Error:
+        return
+    creator = spec.entry_point
+    if isinstance(creator, str):
+        creator = gymnasium.envs.registration.load_env_creator(creator)
+    modes = list(getattr(creator, 'metadata', {}).get('render_modes') or [])
+    if 'rgb_array' not in modes:
+        raise EnvError(f"env '{env_id}' cannot be recorded: it renders no 'rgb_array' frames "
+                       f"(its render modes: {', '.join(modes) or 'none'})")
 
 
 def _register_minatar(env_id: str) -> None:

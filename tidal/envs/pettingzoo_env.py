@@ -199,7 +199,8 @@ class PettingZooEnv(GymEnv):
         finally:
             env.close()
 
-    def _make_raw(self) -> ParallelEnvAdapter:
+    def _make_raw(self, render_mode: Optional[str] = None) -> ParallelEnvAdapter:
+        """The adapter renders nothing (its metadata says so), whatever `render_mode` asks."""
         kwargs = dict(self.cfg.env_kwargs or {})
         try:
             parallel_env = self._parallel_env_fn()(**kwargs)

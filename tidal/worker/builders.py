@@ -10,10 +10,12 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
+from tidal.base.errors import EnvError
 from tidal.envs.env_manager import EnvManager, make_env_manager
-from tidal.envs.gym_env import EnvRole
+from tidal.envs.gym_env import EnvRole, GymEnv
+from tidal.envs.video import check_recordable
 from tidal.policies.base import Policy
-from tidal.registry import ENV_REGISTRY, policy_class
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, policy_class
 
 EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
 
@@ -39,12 +41,25 @@ def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect
 
 
 def build_env_manager(cfg: EasyDict, role: EnvRole, num_envs: Optional[int] = None,
-                      label: Optional[str] = None) -> EnvManager:
+                      label: Optional[str] = None, render: bool = False) -> EnvManager:
     """The env manager of `role` ('collector' or 'evaluator': `env.<role>_env_num` envs unless `num_envs`),
     whose envs the env type makes for that role (`make(role)`); `label` names it in errors. Its users seed it
-    on reset."""
+    on reset. `render`: envs that can record episodes (`EnvManager.plan_videos`), checked before anything runs."""
     env = ENV_REGISTRY.build(cfg.env.type, cfg.env)
     name = cfg.env.get('env_id') or cfg.env.type
     count = cfg.env[f'{role}_env_num'] if num_envs is None else num_envs
-    return make_env_manager(functools.partial(env.make, role), cfg.env_manager.type, count, name, label or role,
-                            env_cfg=cfg.env)
+    make = functools.partial(env.make, role)
+    if render:
+        make = functools.partial(env.make, role, render=True)
+        _check_recordable(cfg, env, name, make)
+    return make_env_manager(make, cfg.env_manager.type, count, name, label or role, env_cfg=cfg.env)
+
+
+def _check_recordable(cfg: EasyDict, env: object, name: str, make: functools.partial) -> None:
+    if not isinstance(env, GymEnv):
+        raise EnvError(f"env '{name}' cannot be recorded: its env type '{cfg.env.type}' makes no rendering envs "
+                       f"(an env type records videos by subclassing tidal.envs.GymEnv)")
+    if not ENV_MANAGER_REGISTRY.get(cfg.env_manager.type).steps_own_envs:
+        raise EnvError(f"env '{name}' cannot be recorded under env_manager.type '{cfg.env_manager.type}': "
+                       f"use 'base' or 'subprocess'")
+    check_recordable(make, name)

@@ -2,8 +2,9 @@
 `policy.eval.deterministic` is False)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -20,6 +21,7 @@ ACTING_STREAM = 1  # stream_seed's stream of an evaluation's action draws (the e
 class EvalResult:
     returns: np.ndarray
     lengths: np.ndarray
+    videos: list[str] = field(default_factory=list)  # the files the evaluation's recorded episodes went to
 
     @property
     def return_mean(self) -> float:
@@ -76,11 +78,16 @@ class Evaluator:
         return self.stop_value is not None and result.return_mean >= self.stop_value
 
     @torch.no_grad()
-    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
+    def eval(self, train_iter: int = 0, env_step: int = 0, record: Sequence[str | os.PathLike] = ()) -> EvalResult:
+        """`record`: files for the first len(record) episodes, numbered env by env (env 0's quota first); the
+        envs must be made for recording. Rendering draws no random numbers, so the returns stay the same."""
         self.mark_evaluated(train_iter, env_step)
         num_envs = self.env.num_envs
         quota = np.full(num_envs, self.n_episode // num_envs)
         quota[: self.n_episode % num_envs] += 1
+        videos = [str(path) for path in record][: self.n_episode]
+        if videos:
+            self.env.plan_videos([videos[start:end] for start, end in zip(np.cumsum(quota) - quota, np.cumsum(quota))])
         returns: list[float] = []
         lengths: list[int] = []
         obs = self.env.reset(seed=None if self.seed is None else stream_seed(self.seed, train_iter))
@@ -98,4 +105,4 @@ class Evaluator:
                 returns.extend(step.episode_return[counted].tolist())
                 lengths.extend(step.episode_length[counted].tolist())
                 quota[counted] -= 1
-        return EvalResult(np.asarray(returns), np.asarray(lengths))
+        return EvalResult(np.asarray(returns), np.asarray(lengths), videos)

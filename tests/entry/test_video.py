@@ -1,0 +1,130 @@
+"""Videos of the agent: `tidal eval --video` records exactly the evaluated episodes (one file each, the reset
+frame and one frame per step), falls back to GIF without an MP4 encoder, refuses an env that cannot render in
+one line; a run records one episode every `video_every` evaluations without changing its returns."""
+import csv
+import sys
+
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+from easydict import EasyDict
+from PIL import Image
+
+from tidal import serial_pipeline_onpolicy
+from tidal.base.errors import EnvError
+from tidal.config.layered import ConfigLayers
+from tidal.entry.cli import main
+from tidal.entry.evaluate import evaluate_checkpoint
+from tidal.registry import ENV_REGISTRY
+from tidal.worker.builders import build_env_manager
+
+CARTPOLE_FRAME = (400, 600, 3)  # CartPole-v1's rgb_array render
+# one rollout of 64 env steps, evaluations (one episode each) at the start and after every rollout
+SHORT = ['env.collector_env_num=1', 'policy.collect.n_sample=64', 'policy.learn.batch_size=64',
+         'policy.learn.epoch_per_collect=1', 'policy.eval.evaluator.eval_freq=1', 'env.n_evaluator_episode=1',
+         'env.evaluator_env_num=1', 'env.stop_value=null', 'policy.model.encoder_hidden_sizes=[8]']
+
+
+def _train(run_dir, video_every):
+    serial_pipeline_onpolicy('cartpole_ppo', seed=0, max_env_step=128, progress=False,
+                             overrides=[*SHORT, f'policy.eval.evaluator.video_every={video_every}',
+                                        f'exp_name={run_dir}'])
+    with open(run_dir / 'evals.csv') as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope='module')
+def runs(tmp_path_factory):
+    """The same tiny CartPole PPO run without and with a video every 2 evaluations."""
+    root = tmp_path_factory.mktemp('video_runs')
+    return root, _train(root / 'plain', 0), _train(root / 'recorded', 2)
+
+
+def _mp4_frames(path):
+    reader = imageio.get_reader(path)
+    try:
+        return reader.count_frames(), reader.get_data(0).shape
+    finally:
+        reader.close()
+
+
+def test_run_records_one_episode_every_video_every_evaluations_with_unchanged_returns(runs):
+    root, plain, recorded = runs
+    assert [row['return_mean'] for row in recorded] == [row['return_mean'] for row in plain]
+    assert [row['env_step'] for row in recorded] == ['0', '64', '128']
+    assert sorted(path.name for path in (root / 'recorded' / 'videos').iterdir()) == ['eval_env0.mp4',
+                                                                                    'eval_env128.mp4']
+    assert not (root / 'plain' / 'videos').exists()
+    for row in (recorded[0], recorded[2]):
+        frames, shape = _mp4_frames(root / 'recorded' / 'videos' / f"eval_env{row['env_step']}.mp4")
+        assert frames == int(float(row['episode_length_mean'])) + 1  # the reset frame, then one per step
+        assert shape == CARTPOLE_FRAME
+    # the key is saved with the run like any other
+    assert 'video_every: 2' in (root / 'recorded' / 'config.yaml').read_text()
+
+
+def test_eval_video_records_every_evaluated_episode_of_every_env(runs, tmp_path, capsys):
+    root = runs[0] / 'plain'
+    layer = tmp_path / 'two_envs.yaml'
+    layer.write_text('env:\n  evaluator_env_num: 2\n')
+    unrecorded = evaluate_checkpoint(ConfigLayers(str(root / 'config.yaml'), (str(layer),)),
+                                     root / 'ckpt' / 'best.pt', episodes=3)
+    assert main(['eval', str(root / 'config.yaml'), '--config', str(layer), '--ckpt', str(root / 'ckpt' / 'best.pt'),
+                 '--episodes', '3', '--video', str(tmp_path / 'videos')]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f'eval return {unrecorded.return_mean:.2f} +- {unrecorded.return_std:.2f} over 3 episodes '
+                   f'(mean length {unrecorded.length_mean:.1f})',  # the same episodes as without video
+                   f"videos: 3 episodes in {tmp_path / 'videos'} (plain-episode-0.mp4 ... plain-episode-2.mp4)"]
+    # env 0 plays episodes 0 and 1, env 1 episode 2: each file holds its episode's reset frame and steps
+    recorded = [_mp4_frames(tmp_path / 'videos' / f'plain-episode-{n}.mp4') for n in range(3)]
+    assert sorted(frames for frames, _ in recorded) == sorted(int(length) + 1 for length in unrecorded.lengths)
+    assert {shape for _, shape in recorded} == {CARTPOLE_FRAME}
+
+
+def test_eval_video_falls_back_to_gif_without_an_mp4_encoder(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, 'imageio_ffmpeg', None)  # as if it were not installed
+    root = runs[0] / 'plain'
+    assert main(['eval', str(root / 'config.yaml'), '--ckpt', str(root / 'ckpt' / 'best.pt'), '--episodes', '1',
+                 '--video', str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip() == ('tidal: no MP4 encoder (imageio_ffmpeg is not installed; pip install '
+                                    'tidal[video]): recording GIF instead')
+    length = int(float(captured.out.split('mean length ')[1].split(')')[0]))
+    with Image.open(tmp_path / 'plain-episode-0.gif') as gif:
+        assert np.asarray(gif.convert('RGB')).shape == CARTPOLE_FRAME
+        played = 0  # GIF merges a frame that repeats the previous one into it, so count the time it plays
+        for index in range(gif.n_frames):
+            gif.seek(index)
+            played += gif.info['duration']
+    assert played == (length + 1) * 20  # the reset frame and one per step, at CartPole's 50 frames per second
+
+
+def test_eval_video_of_an_env_without_rgb_array_frames_fails_in_one_line_before_running(runs, tmp_path, capsys):
+    root = runs[0] / 'plain'
+    layer = tmp_path / 'counter.yaml'  # the test counter env declares no render modes
+    layer.write_text("env:\n  env_id: tidal_test/Counter-v0\n")
+    code = main(['eval', 'cartpole_ppo', '--config', str(layer), '--ckpt', str(root / 'ckpt' / 'best.pt'),
+                 '--video', str(tmp_path / 'videos')])
+    assert code == 2
+    assert capsys.readouterr().err == ("tidal: error: env 'tidal_test/Counter-v0' cannot be recorded: it renders "
+                                       "no 'rgb_array' frames (its render modes: none)\n")
+    assert not (tmp_path / 'videos').exists()
+
+
+class PlainEnvType:
+    """An env type of its own (not a GymEnv): it makes envs, but none that render."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def make(self, role='collector'):
+        raise AssertionError('no env is made for a recording it cannot do')
+
+
+def test_an_env_type_without_rendering_support_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(ENV_REGISTRY, 'build', lambda name, env_cfg: PlainEnvType(env_cfg))  # a user's own env type
+    cfg = EasyDict(env=dict(type='test_video_plain', env_id='Plain-v0', evaluator_env_num=1),
+                   env_manager=dict(type='base'))
+    with pytest.raises(EnvError, match=r"^env 'Plain-v0' cannot be recorded: its env type 'test_video_plain' "
+                                       r"makes no rendering envs"):
+        build_env_manager(cfg, 'evaluator', render=True)
