@@ -53,7 +53,7 @@ class Parity:
             return (f'parity: exported == {self.reference} on all {self.observations} real observations (discrete: '
                     f'exact equality)')
         return (f'parity: max |exported - {self.reference}| = {self.max_abs_diff:.3g} over {self.observations} real '
-                f'observations (tolerance {self.tolerance:g}, relative above 1; discrete outputs equal)')
+                f'observations (tolerance {self.tolerance:.0e}, relative above 1; discrete outputs equal)')
 
 
 @dataclass(frozen=True)
