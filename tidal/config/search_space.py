@@ -12,7 +12,6 @@ The YAML file format (`tidal tune CONFIG --space FILE`), one entry per key:
 """
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, Mapping, Optional, Sequence
 import yaml
 
 from tidal.base.errors import ConfigError
+from tidal.config.checks import unknown_key_message
 from tidal.config.yaml_io import format_scalar, load_yaml
 
 KINDS = ('float', 'int', 'categorical')
@@ -198,22 +198,16 @@ def _numeric(key: str, kind: str, spec: Mapping[str, Any], where: str) -> Param:
 
 
 def check_space_keys(space: SearchSpace, cfg: Mapping[str, Any], where: str) -> None:
-    """Refuse a key that the resolved config does not have, with the closest keys it has."""
+    """Refuse a key that the resolved config does not have, naming the closest keys it has."""
     if not space:
         raise ConfigError(f'{where}: nothing to search (every key of the space is fixed by --set)')
-    keys = _key_paths(cfg)
     for param in space:
-        if param.key not in keys:
-            close = difflib.get_close_matches(param.key, sorted(keys), n=3, cutoff=0.6)
-            hint = f"; did you mean {' or '.join(repr(key) for key in close)}?" if close else ''
-            raise ConfigError(f"{where}, key '{param.key}': not a key of the config{hint}")
-
-
-def _key_paths(tree: Mapping[str, Any], prefix: str = '') -> set[str]:
-    paths: set[str] = set()
-    for key, value in tree.items():
-        path = f'{prefix}{key}'
-        paths.add(path)
-        if isinstance(value, Mapping):
-            paths |= _key_paths(value, f'{path}.')
-    return paths
+        node: Any = cfg
+        parts = param.key.split('.')
+        for depth, part in enumerate(parts):
+            if not isinstance(node, Mapping):
+                raise ConfigError(f"{where}: config key '{'.'.join(parts[:depth])}' holds a value, not the "
+                                  f"key '{param.key}'")
+            if part not in node:
+                raise ConfigError(f"{where}: {unknown_key_message(node, part, '.'.join(parts[:depth]))}")
+            node = node[part]

@@ -73,31 +73,29 @@ def tune(config_input: ConfigInput, trials: int, seeds: int = 1, budget_env_step
     storage_url = storage or f"sqlite:///{folder / 'study.db'}"
     deadline = None if timeout_s is None else time.time() + timeout_s
     with _holding(folder):
-        study = _open_study(storage_url, folder.name, setup, seed=setup.base_seed)
+        study = _open_study(storage_url, folder.name, setup)
         _check_same_study(study, setup)
         _retire_running(study, 'interrupted: the tidal tune process running it stopped')
         print(f'tidal tune: study {folder} ({storage_url}): {_count(study)} of {trials} trials done; '
               f'{len(searched)} keys searched, {seeds} seed(s) per trial', flush=True)
         if jobs == 1:
-            work(setup, storage_url, folder.name, trials, deadline, base.exp_name)
+            work(setup, study, trials, deadline, base.exp_name)
         else:
             _work_in_processes(setup, storage_url, folder.name, trials, deadline, base.exp_name, jobs, imports)
-        study = _open_study(storage_url, folder.name, setup, seed=setup.base_seed)
         _summarise(study, setup, base.exp_name)
     return study
 
 
-def _open_study(storage_url: str, name: str, setup: TuneSetup, seed: int) -> 'optuna.Study':
+def _open_study(storage_url: str, name: str, setup: TuneSetup) -> 'optuna.Study':
     import optuna
-    sampler = optuna.samplers.TPESampler(seed=seed)
     warmup = int(PRUNER_WARMUP_SHARE * setup.budget_env_steps) if setup.budget_env_steps else 0
     pruner = optuna.pruners.MedianPruner(n_startup_trials=PRUNER_STARTUP_TRIALS, n_warmup_steps=warmup)
     try:
         storage: str | optuna.storages.RDBStorage = storage_url
         if storage_url.startswith('sqlite:'):  # worker processes wait for each other's writes
             storage = optuna.storages.RDBStorage(storage_url, engine_kwargs={'connect_args': {'timeout': 60}})
-        return optuna.create_study(storage=storage, study_name=name, direction='maximize', sampler=sampler,
-                                   pruner=pruner, load_if_exists=True)
+        return optuna.create_study(storage=storage, study_name=name, direction='maximize', pruner=pruner,
+                                   load_if_exists=True)
     except (ImportError, ValueError, optuna.exceptions.OptunaError) as err:
         raise TidalError(f"cannot open the study storage '{storage_url}': {' '.join(str(err).split())}") from err
     except Exception as err:  # the database driver's own errors (a folder that is not writable, a bad URL)
@@ -169,12 +167,16 @@ def _asking(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def work(setup: TuneSetup, storage_url: str, name: str, trials: int, deadline: Optional[float], exp_name: str,
+def work(setup: TuneSetup, study: 'optuna.Study', trials: int, deadline: Optional[float], exp_name: str,
          worker: int = 0) -> None:
-    """Start trials until the study holds `trials` of them or the deadline (time.time()) passes."""
+    """Start trials until the study holds `trials` of them or the deadline (time.time()) passes.
+
+    The sampler's seed follows the config's seed, the worker and the trials already in the study, so that a
+    continued study draws new values rather than those it started with."""
+    import numpy as np
     import optuna
-    _optuna()
-    study = _open_study(storage_url, name, setup, seed=setup.base_seed + worker)
+    seed = np.random.SeedSequence([setup.base_seed, worker, len(study.trials)]).generate_state(1)[0]
+    study.sampler = optuna.samplers.TPESampler(seed=int(seed))
     while True:
         with _asking(setup.study_dir):
             if _count(study) >= trials or (deadline is not None and time.time() >= deadline):
@@ -245,7 +247,8 @@ def _worker_main(setup: TuneSetup, storage_url: str, name: str, trials: int, dea
         sys.path.append(cwd)
     try:
         import_names(imports, source='--import')
-        work(setup, storage_url, name, trials, deadline, exp_name, worker)
+        _optuna()
+        work(setup, _open_study(storage_url, name, setup), trials, deadline, exp_name, worker)
     except TidalError as err:
         print(f'tidal tune: worker {worker} stopped: {err}', file=sys.stderr, flush=True)
         sys.exit(2)
