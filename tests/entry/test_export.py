@@ -191,6 +191,19 @@ def test_taac_takes_and_returns_its_trajectory(tmp_path):
     assert parity_of(summary) <= 1e-5
 
 
+def test_taac_with_forced_switches_is_refused_in_one_line(tmp_path):
+    run, _ = make_run(tmp_path, 'pendulum_taac', ['policy.trajectory.max_repeat_steps=5'])
+    with pytest.raises(TidalError, match=r"^policy 'taac' cannot be exported: it forces switches by a step count "
+                                         r"\(max_repeat_steps\)$"):
+        export_policy(run, 'torchscript')
+
+
+def test_a_policy_on_a_learned_representation_exports_h_under_its_held_policy(tmp_path):
+    run, _ = make_run(tmp_path, 'cartpole_muzero_repr_ppo')
+    summary = export_policy(run, 'torchscript').summary()
+    assert 'input  obs [batch, 4] float32' in summary and EXACT in summary
+
+
 def test_muzero_exports_its_networks_and_says_it_is_no_policy(tmp_path):
     run, _ = make_run(tmp_path, 'cartpole_muzero', ['policy.model.hidden_sizes=[16]', 'policy.model.latent_size=8'])
     summary = export_policy(run, 'torchscript').summary()

@@ -28,6 +28,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import ConfigError
 from tidal.base.modes import EnvLayout, ModelUpdates, ReprView, Timestep, TrajectoryStore
 from tidal.mcts import SearchConfig
+from tidal.models.acting import ActingNetwork, Encoded
 from tidal.models.muzero import MuZeroModel
 from tidal.policies import discrete_sac, ppo, sac  # noqa: F401 -- registers the policies of RL_TYPES
 from tidal.policies.base import MODES, Policy
@@ -363,6 +364,12 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
 
     def _seed_eval(self, seed: int) -> None:
         self._rl_eval.seed(seed)  # the held policy acts, on its own eval.deterministic
+
+    def export_actor(self, action_mask: bool = False) -> ActingNetwork:
+        """The held policy's acting network on s = h(o)."""
+        inner = self._inner.export_actor(action_mask)
+        return ActingNetwork(Encoded(self._repr_model.represent, self._repr_model, inner), inner.input_names,
+                             inner.output_names, note=inner.note, eval_overrides=inner.eval_overrides)
 
 
 def with_observation(obs: Any, observation: torch.Tensor) -> Any:
