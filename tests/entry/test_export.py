@@ -152,7 +152,8 @@ def test_masked_discrete_sac_takes_the_mask_as_an_input_and_never_picks_a_refuse
 @pytest.mark.parametrize('format', FORMATS)
 def test_ppo_freezes_its_observation_statistics_into_the_file(tmp_path, format):
     def observe(policy):  # non-trivial statistics: mean ~(3, -1, 10), std ~(5, 0.5, 2)
-        data = torch.randn(500, 3, dtype=torch.float64) * torch.tensor([5.0, 0.5, 2.0]) + torch.tensor([3.0, -1.0, 10.0])
+        scale, shift = torch.tensor([5.0, 0.5, 2.0]), torch.tensor([3.0, -1.0, 10.0])
+        data = torch.randn(500, 3, dtype=torch.float64) * scale + shift
         policy.running_statistics()['obs_rms'].update(data)
     run, policy = make_run(tmp_path, 'pendulum_ppo', ['policy.model.encoder_hidden_sizes=[16,16]'], prepare=observe)
     result = export_policy(run, format)
@@ -221,11 +222,16 @@ def error_of(capsys, *argv: str) -> str:
 def test_bad_sources_are_one_line_errors(tmp_path, capsys):
     assert error_of(capsys, str(tmp_path / 'nowhere')) == \
         f"tidal: error: '{tmp_path / 'nowhere'}' is neither a run folder nor a checkpoint file"
-    assert error_of(capsys, str(tmp_path)) == f"tidal: error: '{tmp_path}' is not a tidal run folder (it has no config.yaml)"
+    assert error_of(capsys, str(tmp_path)) == \
+        f"tidal: error: '{tmp_path}' is not a tidal run folder (it has no config.yaml)"
     (tmp_path / 'loose.pt').write_bytes(b'')
     assert error_of(capsys, str(tmp_path / 'loose.pt')) == (
         f"tidal: error: no config.yaml in the folders above checkpoint '{tmp_path / 'loose.pt'}': export needs the "
         f"run folder it was trained in")
+    run, _ = make_run(tmp_path, 'pendulum_sac')
+    (run / 'ckpt' / 'best.pt').unlink()
+    assert error_of(capsys, str(run)) == \
+        f"tidal: error: run folder '{run}' has no checkpoint (ckpt/best.pt or ckpt/latest.pt)"
 
 
 def test_onnx_without_its_packages_names_the_extra(tmp_path, capsys, monkeypatch):

@@ -100,8 +100,8 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     with torch.no_grad():
         # traced on a few rows, checked on all: the batch axis stays free
         example = tuple(x[:PARITY_ENVS] for x in cases[0][0])
-        exported, parity = write_exported(network, format, path, example, acting.input_names,
-                                          acting.output_names, lambda run: _check(run, cases, acting, TOLERANCES[format]))
+        exported, parity = write_exported(network, format, path, example, acting.input_names, acting.output_names,
+                                          lambda run: _check(run, cases, acting, TOLERANCES[format]))
     return ExportResult(path, format, ckpt, exported, parity, _notes(acting, bounds))
 
 

@@ -28,7 +28,8 @@ class ActionBounds:
     def env_action(self, action: np.ndarray) -> np.ndarray:
         """The map on numpy actions [..., *shape], in float64."""
         clipped = np.clip(np.asarray(action, np.float64), self.policy_low, self.policy_high)
-        scale = (self.env_high.astype(np.float64) - self.env_low) / (self.policy_high.astype(np.float64) - self.policy_low)
+        policy_range = self.policy_high.astype(np.float64) - self.policy_low
+        scale = (self.env_high.astype(np.float64) - self.env_low) / policy_range
         return self.env_low + (clipped - self.policy_low) * scale
 
 

@@ -35,9 +35,10 @@ class ActingNetwork(nn.Module):
     `parity` says what they must be.
     """
 
-    def __init__(self, core: nn.Module, input_names: Sequence[str] = ('obs',), output_names: Sequence[str] = ('action',),
-                 obs_normalizer: Optional[nn.Module] = None, note: str = '', is_policy: bool = True,
-                 eval_overrides: Optional[dict[str, Any]] = None, parity: Optional[ParityCase] = None) -> None:
+    def __init__(self, core: nn.Module, input_names: Sequence[str] = ('obs',),
+                 output_names: Sequence[str] = ('action',), obs_normalizer: Optional[nn.Module] = None,
+                 note: str = '', is_policy: bool = True, eval_overrides: Optional[dict[str, Any]] = None,
+                 parity: Optional[ParityCase] = None) -> None:
         super().__init__()
         self.core, self.obs_normalizer = core, obs_normalizer
         self.input_names, self.output_names = tuple(input_names), tuple(output_names)
