@@ -205,9 +205,8 @@ def _check_renders_rgb_array(env_id: str) -> None:
         spec = gymnasium.spec(env_id)
     except gymnasium.error.Error:
         return
-    creator = spec.entry_point
-    if isinstance(creator, str):
-        creator = gymnasium.envs.registration.load_env_creator(creator)
+    entry_point = spec.entry_point
+    creator = gymnasium.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
     modes = list(getattr(creator, 'metadata', {}).get('render_modes') or [])
     if 'rgb_array' not in modes:
         raise EnvError(f"env '{env_id}' cannot be recorded: it renders no 'rgb_array' frames "

@@ -38,9 +38,12 @@ class EpisodeRecorder(gymnasium.Wrapper):
         super().__init__(env)
         self.name = name  # the env id, for errors
         modes = list(env.metadata.get('render_modes') or [])
-        if 'rgb_array' not in modes or env.render_mode != 'rgb_array':
+        if 'rgb_array' not in modes:
             raise EnvError(f"env '{name}' cannot be recorded: it renders no 'rgb_array' frames "
                            f"(its render modes: {', '.join(modes) or 'none'})")
+        if env.render_mode != 'rgb_array':
+            raise EnvError(f"env '{name}' cannot be recorded: it was made with render_mode={env.render_mode!r}, "
+                           f"not 'rgb_array' (its env type's _make_raw must pass render_mode on)")
         self.fps = int(env.metadata.get('render_fps') or 30)
         self._planned: list[str] = []
         self._path: Optional[str] = None  # file of the episode being recorded
@@ -86,19 +89,20 @@ class EpisodeRecorder(gymnasium.Wrapper):
 def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
     """Render one frame of a fresh env made for recording, so that an env that cannot render fails in one line
     before anything runs. The probe's reset leaves numpy's global generator as it was."""
-    with warnings.catch_warnings():  # gymnasium's warning about the render mode; the error below says it in one line
+    with warnings.catch_warnings():  # gymnasium's and GLFW's warnings: the error below says it in one line
         warnings.filterwarnings('ignore', message='.*render_mode')
+        warnings.filterwarnings('ignore', module='glfw')
         env = make_env()  # EpisodeRecorder refuses an env without rgb_array frames
-    state = np.random.get_state()
-    try:
-        env.reset(seed=0)
-        frame = env.render()
-    except Exception as err:
-        raise EnvError(f"env '{name}' cannot render frames: {type(err).__name__}: {' '.join(str(err).split())}"
-                       f"{_gl_hint(err)}") from err
-    finally:
-        np.random.set_state(state)
-        env.close()
+        state = np.random.get_state()
+        try:
+            env.reset(seed=0)
+            frame = env.render()
+        except Exception as err:
+            raise EnvError(f"env '{name}' cannot render frames: {type(err).__name__}: {' '.join(str(err).split())}"
+                           f"{_gl_hint(err)}") from err
+        finally:
+            np.random.set_state(state)
+            env.close()
     if isinstance(frame, list):
         frame = frame[-1] if frame else None
     if not isinstance(frame, np.ndarray) or frame.ndim != 3:
