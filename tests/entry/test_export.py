@@ -176,6 +176,37 @@ def test_masked_ppo_with_normalised_observations_matches_the_eval_mode(tmp_path,
     assert 'input  action_mask [batch, 2] int8' in summary and EXACT in summary
 
 
+class PixelsEnv(gymnasium.Env):
+    """Random uint8 images [12, 12, 3] (as an Atari frame stack comes, only smaller); episodes of 10 steps."""
+
+    observation_space = gymnasium.spaces.Box(0, 255, (12, 12, 3), np.uint8)
+    action_space = gymnasium.spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.steps = 0
+        return self._image(), {}
+
+    def step(self, action):
+        self.steps += 1
+        return self._image(), 0.0, self.steps >= 10, False, {}
+
+    def _image(self):
+        return self.np_random.integers(0, 256, (12, 12, 3), dtype=np.uint8)
+
+
+gymnasium.register('tidal_test/Pixels-v0', entry_point=PixelsEnv)
+
+
+@pytest.mark.parametrize('format', FORMATS)
+def test_uint8_images_go_in_as_the_env_gives_them(tmp_path, format):
+    main_config, create_config = resolve_config_source('cartpole_ppo')
+    main_config['env'].update(env_id='tidal_test/Pixels-v0', stop_value=None)
+    run, _ = make_run(tmp_path, (main_config, create_config))
+    summary = export_policy(run, format).summary()
+    assert 'input  obs [batch, 12, 12, 3] uint8' in summary and EXACT in summary
+
+
 def test_ppg_exports_its_policy_head(tmp_path):
     run, _ = make_run(tmp_path, 'cartpole_ppg')
     summary = export_policy(run, 'torchscript').summary()
