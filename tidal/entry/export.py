@@ -161,13 +161,16 @@ Step = tuple[Any, np.ndarray]  # (observation batch of the envs, which of them e
 
 
 def real_observations(cfg: EasyDict) -> list[Step]:
-    """PARITY_ENVS of the config's envs, reset and stepped with uniform random actions for PARITY_STEPS steps."""
+    """PARITY_ENVS of the config's envs, reset and stepped with uniform random (allowed) actions for
+    PARITY_STEPS steps."""
     manager = build_env_manager(cfg, 'evaluator', num_envs=PARITY_ENVS, label='export')
+    rng = np.random.default_rng(cfg.seed)
     try:
         obs = manager.reset(seed=cfg.seed + EVALUATOR_SEED_OFFSET)
         steps: list[Step] = []
         for _ in range(PARITY_STEPS):
-            step = manager.step(manager.sample_actions())
+            actions = _allowed_random_actions(obs, rng) if _has_action_mask(obs) else manager.sample_actions()
+            step = manager.step(actions)
             steps.append((tree_map(np.array, obs), step.done.copy()))
             obs = step.obs
         return steps
@@ -177,6 +180,13 @@ def real_observations(cfg: EasyDict) -> list[Step]:
 
 def _has_action_mask(obs: Any) -> bool:
     return isinstance(obs, dict) and 'action_mask' in obs
+
+
+def _allowed_random_actions(obs: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """A uniform draw among the actions each mask [N, (agents,) A] allows, as the allowed action with the largest
+    uniform number (action 0 where it allows none)."""
+    mask = np.asarray(obs['action_mask']).astype(bool)
+    return np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=-1)
 
 
 def _env_action_bounds(cfg: EasyDict) -> Optional[ActionBounds]:
