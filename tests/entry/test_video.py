@@ -4,7 +4,7 @@ one line; a run records one episode every `video_every` evaluations without chan
 import csv
 import sys
 
-import imageio.v2 as imageio
+import imageio_ffmpeg
 import numpy as np
 import pytest
 from easydict import EasyDict
@@ -15,8 +15,10 @@ from tidal.base.errors import EnvError
 from tidal.config.layered import ConfigLayers
 from tidal.entry.cli import main
 from tidal.entry.evaluate import evaluate_checkpoint
+from tidal.entry.pipelines import resume
 from tidal.registry import ENV_REGISTRY
 from tidal.worker.builders import build_env_manager
+from tidal.worker.feeds.rollout import RolloutFeed
 
 CARTPOLE_FRAME = (400, 600, 3)  # CartPole-v1's rgb_array render
 # one rollout of 64 env steps, evaluations (one episode each) at the start and after every rollout
@@ -41,11 +43,10 @@ def runs(tmp_path_factory):
 
 
 def _mp4_frames(path):
-    reader = imageio.get_reader(path)
-    try:
-        return reader.count_frames(), reader.get_data(0).shape
-    finally:
-        reader.close()
+    """(frames, shape of a frame) as ffmpeg decodes the file."""
+    reader = imageio_ffmpeg.read_frames(str(path))
+    width, height = next(reader)['size']
+    return sum(1 for _ in reader), (height, width, 3)
 
 
 def test_run_records_one_episode_every_video_every_evaluations_with_unchanged_returns(runs):
@@ -61,6 +62,30 @@ def test_run_records_one_episode_every_video_every_evaluations_with_unchanged_re
         assert shape == CARTPOLE_FRAME
     # the key is saved with the run like any other
     assert 'video_every: 2' in (root / 'recorded' / 'config.yaml').read_text()
+
+
+def test_a_resumed_run_keeps_counting_evaluations_for_its_videos(runs, tmp_path, monkeypatch):
+    """Killed after its first evaluation (recorded) and its first checkpoint, the run resumes at the second
+    evaluation, which it does not record, and records the third, as the uninterrupted run did."""
+    step, calls = RolloutFeed.step, []
+
+    def crash_at_first_rollout(self, env_budget):
+        calls.append(1)
+        if len(calls) == 1:
+            raise Crash
+        return step(self, env_budget)
+    monkeypatch.setattr(RolloutFeed, 'step', crash_at_first_rollout)
+    with pytest.raises(Crash):
+        _train(tmp_path / 'run', 2)
+    assert resume(tmp_path / 'run', progress=False) is not None
+    with open(tmp_path / 'run' / 'evals.csv') as f:
+        assert [row['return_mean'] for row in csv.DictReader(f)] == [row['return_mean'] for row in runs[2]]
+    assert sorted(path.name for path in (tmp_path / 'run' / 'videos').iterdir()) == ['eval_env0.mp4',
+                                                                                   'eval_env128.mp4']
+
+
+class Crash(Exception):
+    """Stands for a kill between two checkpoints."""
 
 
 def test_eval_video_records_every_evaluated_episode_of_every_env(runs, tmp_path, capsys):
