@@ -22,7 +22,7 @@ from tidal.entry.tune_trial import TuneSetup, aggregate_seeds, run_trial, seed_s
 # rollouts of 64 env steps on 2 envs, one epoch each; an evaluation every 128 env steps (2 short episodes)
 TINY = ('policy.collect.n_sample=64', 'env.collector_env_num=2', 'policy.learn.epoch_per_collect=1',
         'policy.eval.evaluator.eval_freq_env_steps=128', 'env.n_evaluator_episode=2', 'env.evaluator_env_num=2')
-BUDGET = 256
+BUDGET = 128
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -51,9 +51,10 @@ def test_three_trials_are_run_folders_reported_to_the_pruner_with_a_table_and_a_
             rows = list(csv.DictReader(file))
         returns = [float(row['return_mean']) for row in rows]
         # every evaluation reported the running score (the mean of the last 3 returns) at its env step
-        assert sorted(trial.intermediate_values) == [int(row['env_step']) for row in rows]
-        assert trial.intermediate_values[int(rows[-1]['env_step'])] == pytest.approx(sum(returns[-3:]) / 3)
-        assert trial.value == pytest.approx(sum(returns[-3:]) / 3)
+        assert sorted(trial.intermediate_values) == [int(row['env_step']) for row in rows] == [0, 128]
+        assert trial.intermediate_values[0] == returns[0]
+        assert trial.intermediate_values[128] == pytest.approx((returns[0] + returns[1]) / 2)
+        assert trial.value == pytest.approx((returns[0] + returns[1]) / 2)
         # keys pinned by --set are not searched; the family's other keys are
         assert 'policy.collect.n_sample' not in trial.params and 'policy.learn.learning_rate' in trial.params
     assert [row['state'] for row in _table(study_dir)] == ['COMPLETE'] * 3
@@ -83,7 +84,7 @@ def test_a_trial_the_pruner_stops_ends_its_run_and_starts_no_other_seed(tmp_path
 def test_a_sampled_value_a_key_refuses_fails_that_trial_with_its_reason_and_the_study_goes_on(tmp_path):
     space = _space(tmp_path, 'policy.collect.discount_factor: {type: categorical, choices: [0.99, 1.5]}\n'
                              'policy.learn.learning_rate: {type: float, low: 1.0e-4, high: 1.0e-3, log: true}\n')
-    study = tune('cartpole_ppo', trials=4, budget_env_steps=128, overrides=TINY, space=space,
+    study = tune('cartpole_ppo', trials=4, budget_env_steps=BUDGET, overrides=TINY, space=space,
                  study_dir=tmp_path / 'study')
     rows = _table(tmp_path / 'study')
     assert len(rows) == 4
@@ -101,7 +102,7 @@ def test_a_sampled_value_a_key_refuses_fails_that_trial_with_its_reason_and_the_
 def test_a_killed_study_continues_failing_the_killed_trial_and_keeping_finished_ones(tmp_path):
     space = _space(tmp_path, 'policy.learn.learning_rate: {type: float, low: 1.0e-4, high: 1.0e-3, log: true}\n')
     study_dir = tmp_path / 'study'
-    args = ['tune', 'cartpole_ppo', '--trials', '3', '--budget-env-steps', '128', '--space', str(space),
+    args = ['tune', 'cartpole_ppo', '--trials', '3', '--budget-env-steps', str(BUDGET), '--space', str(space),
             '--study-dir', str(study_dir), *(arg for text in TINY for arg in ('--set', text))]
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [str(ROOT), os.environ.get('PYTHONPATH')]))}
     process = subprocess.Popen([sys.executable, '-m', 'tidal', *args], cwd=tmp_path, env=env,
@@ -119,7 +120,7 @@ def test_a_killed_study_continues_failing_the_killed_trial_and_keeping_finished_
     assert [trial.state.name for trial in first.trials] == ['COMPLETE', 'RUNNING']
     finished = first.trials[0]
 
-    study = tune('cartpole_ppo', trials=3, budget_env_steps=128, overrides=TINY, space=space,
+    study = tune('cartpole_ppo', trials=3, budget_env_steps=BUDGET, overrides=TINY, space=space,
                  study_dir=study_dir)
     assert [trial.state.name for trial in study.trials] == ['COMPLETE', 'FAIL', 'COMPLETE']
     assert study.trials[0].datetime_complete == finished.datetime_complete  # not run again
@@ -127,7 +128,7 @@ def test_a_killed_study_continues_failing_the_killed_trial_and_keeping_finished_
     assert study.trials[2].params == study.trials[1].params  # the killed trial's values, tried again
     assert sorted(path.name for path in study_dir.glob('trial_*')) == ['trial_0000', 'trial_0001', 'trial_0002']
     with pytest.raises(ConfigError, match=r"study 'study' was run with seeds 1, not 2: continue it with the same"):
-        tune('cartpole_ppo', trials=4, seeds=2, budget_env_steps=128, overrides=TINY, space=space,
+        tune('cartpole_ppo', trials=4, seeds=2, budget_env_steps=BUDGET, overrides=TINY, space=space,
              study_dir=study_dir)
 
 
@@ -166,6 +167,14 @@ def test_a_policy_without_a_search_space_is_refused_by_name(tmp_path):
     with pytest.raises(ConfigError, match=r"^tidal tune has no search space for policy 'muzero'; give one with "
                                           r"--space FILE \(families with a space: discrete_sac, ppg, ppo, "):
         tune('cartpole_muzero', trials=1, budget_env_steps=1000, study_dir=tmp_path)
+
+
+def test_a_spent_timeout_starts_no_trial_and_says_there_is_no_best_config(tmp_path, capsys):
+    study = tune('cartpole_ppo', trials=3, budget_env_steps=BUDGET, overrides=TINY, timeout_s=1e-9,
+                 study_dir=tmp_path / 'study')
+    assert study.trials == []
+    assert 'tidal tune: no complete trial, so no best.yaml\n' in capsys.readouterr().out
+    assert _table(tmp_path / 'study') == [] and not (tmp_path / 'study' / 'best.yaml').exists()
 
 
 def test_without_optuna_tune_says_how_to_install_it(monkeypatch, tmp_path):

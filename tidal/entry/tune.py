@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -178,6 +179,7 @@ def work(setup: TuneSetup, study: 'optuna.Study', trials: int, deadline: Optiona
     seed = np.random.SeedSequence([setup.base_seed, worker, len(study.trials)]).generate_state(1)[0]
     study.sampler = optuna.samplers.TPESampler(seed=int(seed))
     while True:
+        write_table(study, setup.study_dir / 'trials.csv')  # kept current while the study runs
         with _asking(setup.study_dir):
             if _count(study) >= trials or (deadline is not None and time.time() >= deadline):
                 return
@@ -190,8 +192,13 @@ def work(setup: TuneSetup, study: 'optuna.Study', trials: int, deadline: Optiona
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             _say(trial.number, f'{pruned}', started)
             continue
-        except (RunInterrupted, KeyboardInterrupt) as err:
-            _fail(study, trial, f'interrupted ({err or type(err).__name__})', retry=True)
+        except RunInterrupted as err:  # SIGTERM / SIGINT: the run checkpointed; the study stops, to be continued
+            _fail(study, trial, f'interrupted by {signal.Signals(err.signum).name}', retry=True)
+            raise RunInterrupted(f'{signal.Signals(err.signum).name} in trial {trial.number}: the study stopped; the '
+                                 f'same tidal tune command continues it (and tries these values again)',
+                                 err.signum) from err
+        except KeyboardInterrupt:
+            _fail(study, trial, 'interrupted', retry=True)
             raise
         except TidalError as err:  # a refused config, a diverged run: the study goes on
             _fail(study, trial, str(err))
@@ -262,7 +269,8 @@ def _summarise(study: 'optuna.Study', setup: TuneSetup, exp_name: str) -> None:
     folder = setup.study_dir
     table = write_table(study, folder / 'trials.csv')
     states = {state: len(study.get_trials(deepcopy=False, states=(state,))) for state in optuna.trial.TrialState}
-    counts = ', '.join(f'{count} {state.name.lower()}' for state, count in states.items() if count)
+    counts = ', '.join(f"{count} {'failed' if state.name == 'FAIL' else state.name.lower()}"
+                       for state, count in states.items() if count)
     print(f'tidal tune: {sum(states.values())} trials ({counts or "none"}); table {table}')
     best_path = write_best(study, setup, exp_name)
     if best_path is None:
