@@ -58,9 +58,7 @@ def tune(config_input: ConfigInput, trials: int, seeds: int = 1, budget_env_step
     base = load_layered(config_input, None, overrides).cfg  # the user's own config passes the checks first
     check_budget(base, budget_env_steps, None, run_feed(base))
     if space is None:
-        types = [vars(cls)['config'].get('type') for cls in policy_class(base.policy.type).__mro__
-                 if isinstance(vars(cls).get('config'), dict)]
-        searched, where = family_space([base.policy.type, *filter(None, types)]), f"the search space of '{base.policy.type}'"
+        searched, where = family_space(_policy_types(base.policy.type)), f"the search space of '{base.policy.type}'"
     else:
         searched, where = read_space(space), f"search space '{os.fspath(space)}'"
     searched = without_keys(searched, overrides)
@@ -85,6 +83,14 @@ def tune(config_input: ConfigInput, trials: int, seeds: int = 1, budget_env_step
             _work_in_processes(setup, storage_url, folder.name, trials, deadline, base.exp_name, jobs, imports)
         _summarise(study, setup, base.exp_name)
     return study
+
+
+def _policy_types(policy_type: str) -> list[str]:
+    """The policy's type, then the types of the registered classes it derives from (a user's PPO subclass
+    is searched in PPO's space)."""
+    declared = [vars(cls)['config'].get('type') for cls in policy_class(policy_type).__mro__
+                if isinstance(vars(cls).get('config'), dict)]
+    return [policy_type, *(name for name in declared if name)]
 
 
 def _open_study(storage_url: str, name: str, setup: TuneSetup) -> 'optuna.Study':
