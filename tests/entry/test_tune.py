@@ -65,6 +65,19 @@ def test_three_trials_are_run_folders_reported_to_the_pruner_with_a_table_and_a_
     assert cfg.policy.collect.n_sample == 64 and cfg.exp_name == 'cartpole_ppo_tuned'
 
 
+def test_a_new_study_first_tries_the_configs_own_values_and_samples_keys_outside_the_space(tmp_path):
+    space = _space(tmp_path, 'policy.learn.learning_rate: {type: float, low: 1.0e-4, high: 1.0e-2, log: true}\n'
+                             'policy.learn.clip_ratio: {type: float, low: 0.25, high: 0.4}\n'
+                             'policy.model.encoder_hidden_sizes: {type: categorical, choices: [[64, 64], [32]]}\n')
+    study = tune('cartpole_ppo', trials=1, budget_env_steps=BUDGET, overrides=TINY, space=space,
+                 study_dir=tmp_path / 'study')
+    params = study.trials[0].params
+    # cartpole_ppo's learning rate 1e-3 and [64, 64] lie in the space; its clip ratio 0.2 does not
+    assert params['policy.learn.learning_rate'] == 1e-3
+    assert params['policy.model.encoder_hidden_sizes'] == '[64, 64]'
+    assert 0.25 <= params['policy.learn.clip_ratio'] <= 0.4
+
+
 def test_a_trial_the_pruner_stops_ends_its_run_and_starts_no_other_seed(tmp_path):
     class AlwaysPrune(optuna.pruners.BasePruner):
         def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:

@@ -27,7 +27,7 @@ from tidal.entry.pipelines import run_feed
 from tidal.entry.run import RunInterrupted
 from tidal.entry.setup import check_budget
 from tidal.entry.tune_report import trial_reason, write_best, write_importance, write_table
-from tidal.entry.tune_trial import TuneSetup, run_trial
+from tidal.entry.tune_trial import TuneSetup, run_trial, starting_values
 from tidal.registry import import_names, policy_class
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def tune(config_input: ConfigInput, trials: int, seeds: int = 1, budget_env_step
     searched = without_keys(searched, overrides)
     check_space_keys(searched, base, where)
     folder = Path(study_dir) if study_dir is not None else Path('tune') / base.exp_name
-    setup = TuneSetup(config_input, overrides, searched, seeds, int(base.seed), budget_env_steps, folder)
+    setup = TuneSetup(config_input, overrides, searched, seeds, int(base.seed), budget_env_steps, folder,
+                      start=starting_values(searched, base))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -189,6 +190,10 @@ def work(setup: TuneSetup, study: 'optuna.Study', trials: int, deadline: Optiona
         with _asking(setup.study_dir):
             if _count(study) >= trials or (deadline is not None and time.time() >= deadline):
                 return
+            if not study.trials and setup.start:  # a new study first measures where it starts
+                study.enqueue_trial(setup.start)
+                print(f"tidal tune: trial 0 tries the config's own values of {len(setup.start)} of the "
+                      f'{len(setup.space)} keys searched', flush=True)
             trial = study.ask()
         started = time.monotonic()
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
@@ -45,6 +45,8 @@ class TuneSetup:
     base_seed: int
     budget_env_steps: Optional[int]
     study_dir: Path
+    #: the config's own values of the searched keys that lie in the space: a new study's first trial
+    start: dict[str, Any] = field(default_factory=dict)
 
     def run_overrides(self, sampled: Sequence[str], run_dir: Path) -> list[str]:
         """The `--set` overrides of one run: the user's, then the trial's values, then its folder."""
@@ -85,6 +87,26 @@ def _suggest(trial: 'optuna.Trial', param: Param) -> Any:
         return trial.suggest_categorical(param.key, list(param.choices))
     labels = [format_scalar(choice) for choice in param.choices]  # Optuna stores scalars only: lists by their text
     return param.choices[labels.index(trial.suggest_categorical(param.key, labels))]
+
+
+def starting_values(space: SearchSpace, cfg: Any) -> dict[str, Any]:
+    """The config's own values of the searched keys that lie in the space, as Optuna stores them. A new
+    study's first trial tries them, so the search measures where it starts and reports a better config
+    only if it found one."""
+    values: dict[str, Any] = {}
+    for param in space:
+        node = cfg
+        for part in param.key.split('.'):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, tuple):
+            node = list(node)
+        if param.kind == 'categorical':
+            if node in param.choices:
+                scalar = all(c is None or isinstance(c, (bool, int, float, str)) for c in param.choices)
+                values[param.key] = node if scalar else format_scalar(node)
+        elif isinstance(node, (int, float)) and not isinstance(node, bool) and param.low <= node <= param.high:
+            values[param.key] = int(node) if param.kind == 'int' else float(node)
+    return values
 
 
 class _Reporter:
