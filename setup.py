@@ -26,11 +26,11 @@ setup(
         'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
                  'ale-py>=0.9', 'opencv-python-headless>=4.5', 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10',
                  'types-PyYAML', 'types-tqdm', 'optuna>=4', 'onnx>=1.16', 'onnxruntime>=1.18',
-                 'onnxscript>=0.2', 'moviepy>=2', 'imageio-ffmpeg>=0.5'],
+                 'onnxscript>=0.2', 'imageio-ffmpeg>=0.5'],
         'dist': ['ray>=2.9'],
         'tune': ['optuna>=4'],  # tidal tune; studies are stored in SQLite
         'export': ['onnx>=1.16', 'onnxruntime>=1.18', 'onnxscript>=0.2'],  # tidal export --format onnx and its parity check
-        'video': ['moviepy>=2', 'imageio-ffmpeg>=0.5'],  # tidal eval --video: gymnasium's RecordVideo writes MP4 with moviepy
+        'video': ['imageio>=2.14', 'imageio-ffmpeg>=0.5'],  # tidal eval --video writes MP4 (else GIF with Pillow)
         'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
         'atari': ['ale-py>=0.9', 'opencv-python-headless>=4.5'],  # ale-py ships the ROMs; gymnasium's
         # AtariPreprocessing resizes frames with OpenCV
