@@ -78,6 +78,15 @@ def test_a_new_study_first_tries_the_configs_own_values_and_samples_keys_outside
     assert 0.25 <= params['policy.learn.clip_ratio'] <= 0.4
 
 
+def test_every_evaluation_of_every_seed_reaches_the_pruner_at_its_own_step(tmp_path):
+    setup = TuneSetup('cartpole_ppo', TINY, (), seeds=2, base_seed=0, budget_env_steps=BUDGET,
+                      study_dir=tmp_path)
+    study = optuna.create_study(direction='maximize', pruner=optuna.pruners.NopPruner())
+    run_trial(study.ask(), setup)
+    # seed 0 evaluates at env steps 0 and 128, seed 1 at 0 and 128 again: its steps follow seed 0's
+    assert sorted(study.trials[0].intermediate_values) == [0, BUDGET, BUDGET + 1, 2 * BUDGET + 1]
+
+
 def test_a_trial_the_pruner_stops_ends_its_run_and_starts_no_other_seed(tmp_path):
     class AlwaysPrune(optuna.pruners.BasePruner):
         def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:

@@ -136,7 +136,9 @@ def run_trial(trial: 'optuna.Trial', setup: TuneSetup) -> float:
     run folder; a sampled value that a key's rule refuses raises ConfigError as a user's would."""
     sampled = sample(trial, setup.space)
     trial_dir = setup.study_dir / f'trial_{trial.number:04d}'
-    stride = setup.budget_env_steps or _UNBUDGETED_STRIDE
+    # a seed evaluates at env steps 0 ... budget: the next seed's steps start one past them, so that its
+    # evaluation at env step 0 does not land on the step of the previous seed's last one
+    stride = setup.budget_env_steps + 1 if setup.budget_env_steps else _UNBUDGETED_STRIDE
     scores: list[float] = []
     for index in range(setup.seeds):
         resolved = load_layered(setup.config_input, setup.base_seed + index,
