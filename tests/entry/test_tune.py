@@ -87,6 +87,16 @@ def test_every_evaluation_of_every_seed_reaches_the_pruner_at_its_own_step(tmp_p
     assert sorted(study.trials[0].intermediate_values) == [0, BUDGET, BUDGET + 1, 2 * BUDGET + 1]
 
 
+def test_two_worker_processes_share_the_study_and_start_exactly_the_trials_asked_for(tmp_path):
+    study = tune('cartpole_ppo', trials=3, jobs=2, budget_env_steps=BUDGET, overrides=TINY,
+                 study_dir=tmp_path / 'study')
+    assert [trial.state for trial in study.trials] == [optuna.trial.TrialState.COMPLETE] * 3
+    assert sorted(path.name for path in (tmp_path / 'study').glob('trial_*')) == [
+        'trial_0000', 'trial_0001', 'trial_0002']
+    assert [row['state'] for row in _table(tmp_path / 'study')] == ['COMPLETE'] * 3
+    assert study.trials[0].params['policy.learn.learning_rate'] == 1e-3  # the config's own values first
+
+
 def test_a_trial_the_pruner_stops_ends_its_run_and_starts_no_other_seed(tmp_path):
     class AlwaysPrune(optuna.pruners.BasePruner):
         def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
