@@ -35,6 +35,15 @@ def test_ding_form_runs_the_named_serial_entry_with_the_seed_and_budget(tmp_path
     assert yaml.safe_load((run / 'config.yaml').read_text())['main_config']['seed'] == 7
 
 
+def test_ding_form_takes_set_overrides(tmp_path):
+    (tmp_path / 'cartpole_ppo_config.py').write_text(PPO_CONFIG)
+    result = run_cli('-m', 'serial_onpolicy', '-c', 'cartpole_ppo_config.py', '--env-step', '128', '--no-progress',
+                     '--set', 'exp_name=renamed', '--set', 'policy.learn.batch_size=32', cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    saved = yaml.safe_load((tmp_path / 'renamed' / 'config.yaml').read_text())['main_config']
+    assert saved['policy']['learn']['batch_size'] == 32
+
+
 @pytest.mark.parametrize('args, message', [
     (['-m', 'parallel', '-c', 'x.py'], "argument -m/--mode: invalid choice: 'parallel' (choose from 'serial', "
                                        "'serial_onpolicy', 'serial_sqil')"),

@@ -37,6 +37,16 @@ def test_collect_demos_then_train_sqil(expert_run, capsys):
     assert 'cos_similarity=' in log and 'expert_td_error=' in log
 
 
+def test_collect_demos_takes_config_layers_and_set_overrides(expert_run, capsys):
+    (expert_run.parent / 'short.yaml').write_text('env:\n  env_kwargs: {max_episode_steps: 50}\n')
+    assert main(['collect-demos', 'expert/config.yaml', '--config', 'short.yaml', '--ckpt', 'expert/ckpt/latest.pt',
+                 '--episodes', '2', '-o', 'short.npz']) == 0
+    assert load_demos('short.npz').metadata['episode_lengths'] == [50, 50]
+    assert main(['collect-demos', 'expert/config.yaml', '--ckpt', 'expert/ckpt/latest.pt', '--episodes', '1',
+                 '-o', 'shorter.npz', '--set', 'env.env_kwargs={max_episode_steps: 30}']) == 0
+    assert load_demos('shorter.npz').metadata['episode_lengths'] == [30]
+
+
 def test_sqil_refuses_demos_of_another_env(expert_run, capsys):
     assert main(['train', 'cartpole_discrete_sac', '--max-env-step', '60', '--exp-name', 'cart', *SMALL]) == 0
     assert main(['collect-demos', 'cart/config.yaml', '--ckpt', 'cart/ckpt/latest.pt', '--episodes', '1',

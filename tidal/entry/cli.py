@@ -144,12 +144,15 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('collect-demos', help='record expert demonstrations with a trained policy (for SQIL)')
     p.add_argument('config')
+    _add_layers(p)
     p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy')
     p.add_argument('--episodes', type=_positive, required=True, help='episodes to record')
     p.add_argument('-o', '--output', required=True, help='demonstration file to write (.npz)')
     p.add_argument('--stochastic', action='store_true', help='sample actions instead of the deterministic policy')
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+    p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
+                   help='override a config key (the envs the demonstrations come from, say); repeatable')
 
     p = sub.add_parser('plot', help='plot eval (and collect) return against env steps for one or more runs; '
                                     'the seeds of one config make one curve (IQM with a 95%% bootstrap band)')
@@ -174,6 +177,8 @@ def _ding_parser() -> argparse.ArgumentParser:
     parser.add_argument('--env-step', type=_positive, help='stop after this many env steps')
     parser.add_argument('--train-iter', type=_positive, help='stop after this many gradient updates')
     parser.add_argument('--no-progress', action='store_true', help='no progress bar')
+    parser.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
+                        help='override a config key, e.g. policy.learn.batch_size=128; repeatable')
     return parser
 
 
@@ -181,7 +186,7 @@ def _ding(args: argparse.Namespace) -> None:
     import tidal
     entry = getattr(tidal, DING_MODES[args.mode])
     entry(args.config, seed=args.seed, max_env_step=args.env_step, max_train_iter=args.train_iter,
-          progress=not args.no_progress)
+          overrides=args.overrides, progress=not args.no_progress)
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -247,8 +252,8 @@ def _dispatch(args: argparse.Namespace) -> None:
         _config_show(args)
     elif args.command == 'collect-demos':
         from tidal.entry.demos import collect_demos
-        path = collect_demos(args.config, args.ckpt, args.episodes, args.output,
-                             deterministic=not args.stochastic, seed=args.seed)
+        path = collect_demos(_config_input(args), args.ckpt, args.episodes, args.output,
+                             deterministic=not args.stochastic, seed=args.seed, overrides=args.overrides)
         print(f'wrote {args.episodes} episodes to {path}')
     elif args.command == 'tune':
         from tidal.entry.tune import tune

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from tidal.base.errors import ConfigError
 from tidal.entry.setup import ConfigInput, load_config
@@ -15,14 +15,14 @@ from tidal.worker.rng import stream_seed
 
 
 def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int, out: str | os.PathLike,
-                  deterministic: bool = True, seed: Optional[int] = None) -> Path:
+                  deterministic: bool = True, seed: Optional[int] = None, overrides: Iterable[str] = ()) -> Path:
     """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file.
 
     Deterministic by default (the eval-mode action); `deterministic=False` samples like the collector.
     """
     if episodes < 1:
         raise ConfigError(f'--episodes must be >= 1, got {episodes}')
-    cfg = load_config(input_cfg, seed)
+    cfg = load_config(input_cfg, seed, overrides)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)
     set_seed(seed)
