@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from tidal.models.taac import keep_or_switch_values
 from tidal.rl_utils import masked_logits
 from tidal.rl_utils.trajectory import Trajectory, select_trajectory, switch_logits
 
@@ -138,12 +139,6 @@ class WithEnvActions(nn.Module):
         return self.action_scale(outputs)
 
 
-def actor_sequence(*layers: Optional[nn.Module]) -> nn.Sequential:
-    """The layers of an actor, in order, as one module (a None layer is left out); shares their weights."""
-    return nn.Sequential(*(layer for layer in layers if layer is not None))
-
-
-
 class MuZeroNetworks(nn.Module):
     """MuZero's three networks side by side in one forward, each on its own inputs: h(obs); f(latent) as
     policy logits and value; g(latent, action) as next latent and reward (values in env units). A tree
@@ -176,8 +171,7 @@ class GreedyTrajectorySwitch(nn.Module):
         mu, _ = self.model.actor(obs, prev_tau)
         kept = self.trajectory.advance(prev_tau)
         new = self.trajectory.from_action(torch.tanh(mu), prev_tau)
-        q = self.model.critic(torch.cat([obs, obs]), torch.cat([kept, new])).min(dim=0).values
-        q_keep, q_new = q.chunk(2)
-        logits = switch_logits(q_keep, q_new, self.switch_alpha, self.advantage_clip)
+        q = keep_or_switch_values(self.model.critic, obs, kept, new)
+        logits = switch_logits(q[:, 0], q[:, 1], self.switch_alpha, self.advantage_clip)
         tau = select_trajectory(logits[:, 1] > logits[:, 0], new, kept)
         return tau[:, 0], tau

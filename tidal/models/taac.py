@@ -55,3 +55,10 @@ class TrajectoryCritic(nn.Module):
 
     def forward(self, obs: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
         return self.q(torch.cat([obs, tau.flatten(1)], dim=-1)).squeeze(-1)
+
+
+def keep_or_switch_values(critic: nn.Module, obs: torch.Tensor, kept: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """[B, 2]: the critics' minimum for keeping the trajectory (`kept`) and for the new one, in one pass of an
+    ensemble `critic(obs, tau)` -> [E, B]."""
+    q = critic(torch.cat([obs, obs]), torch.cat([kept, new])).min(dim=0).values
+    return torch.stack(q.chunk(2), dim=-1)

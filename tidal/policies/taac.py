@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from tidal.base.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
+from tidal.models.taac import keep_or_switch_values
 from tidal.base.device import policy_device
 from tidal.policies.base import Policy
 from tidal.policies.common import adam, bootstrap_mask, optimizer_step
@@ -189,7 +190,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha)
             next_probs = successor.logits.softmax(-1)
             next_switch = _sample_switch(next_probs)
-            target_q = self._critic_pair(self._target_critic, flat['next_obs'], successor.kept, successor.new)
+            target_q = keep_or_switch_values(self._target_critic, flat['next_obs'], successor.kept, successor.new)
             next_value = (next_probs * target_q).sum(-1).reshape(num, length)
 
         # 2. compare-through return (the paper's eq. 9)
@@ -243,12 +244,6 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         discount = self._gamma * (1.0 - bootstrap_mask(batch, self._cfg.learn.ignore_done))
         return compare_through_return(batch['reward'], next_value, discount, cut)
 
-    def _critic_pair(self, critic: torch.nn.Module, obs: torch.Tensor, kept: torch.Tensor,
-                     new: torch.Tensor) -> torch.Tensor:
-        """[B, 2]: the critics' minimum for keeping the trajectory and for the new one, in one pass."""
-        q = critic(torch.cat([obs, obs]), torch.cat([kept, new])).min(dim=0).values
-        return torch.stack(q.chunk(2), dim=-1)
-
     def _two_stage(self, obs: torch.Tensor, prev_tau: torch.Tensor, switch_alpha: torch.Tensor,
                    epsilon: Optional[float] = None, grad_to_action: bool = False,
                    generator: Optional[torch.Generator] = None) -> TwoStage:
@@ -264,7 +259,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         kept = self._trajectory.advance(prev_tau)
         new = self._trajectory.from_action(action, prev_tau)
         self._model.critic.requires_grad_(False)
-        q = self._critic_pair(self._model.critic, obs, kept, new)
+        q = keep_or_switch_values(self._model.critic, obs, kept, new)
         self._model.critic.requires_grad_(True)
         if not grad_to_action:
             q = q.detach()
