@@ -94,7 +94,7 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     policy.cfg.eval.update(acting.eval_overrides)
     bounds = _env_action_bounds(cfg) if acting.is_policy else None
     network = WithEnvActions(acting, None if bounds is None else EnvActionScale(
-        bounds.policy_low, bounds.policy_high, bounds.env_low, bounds.env_high)).eval()
+        bounds.policy_low, bounds.policy_high, bounds.env_low, bounds.scale)).eval()
     cases = _policy_cases(policy, acting, steps, bounds) if acting.is_policy else _network_cases(acting, steps)
     path = Path(output) if output is not None else run_dir / 'export' / f'policy{FORMATS[format]}'
     with torch.no_grad():

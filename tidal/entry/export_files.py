@@ -59,8 +59,6 @@ def write_exported(network: nn.Module, format: str, path: Path, example: Sequenc
                    check: Callable[[Runner], T]) -> tuple[ExportedFile, T]:
     """Trace `network` on `example`, write it to a temporary file, load that back and `check` it (which raises
     on a mismatch); only then rename it to `path`, so a file there is always one that passed."""
-    if format == 'onnx':
-        require_onnx()
     example = tuple(example)
     outputs = network(*example)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -25,12 +25,15 @@ class ActionBounds:
     env_low: np.ndarray
     env_high: np.ndarray
 
+    @property
+    def scale(self) -> np.ndarray:
+        """Env units per policy unit, in float64."""
+        return (self.env_high.astype(np.float64) - self.env_low) / (self.policy_high.astype(np.float64) - self.policy_low)
+
     def env_action(self, action: np.ndarray) -> np.ndarray:
         """The map on numpy actions [..., *shape], in float64."""
         clipped = np.clip(np.asarray(action, np.float64), self.policy_low, self.policy_high)
-        policy_range = self.policy_high.astype(np.float64) - self.policy_low
-        scale = (self.env_high.astype(np.float64) - self.env_low) / policy_range
-        return self.env_low + (clipped - self.policy_low) * scale
+        return self.env_low + (clipped - self.policy_low) * self.scale
 
 
 def action_bounds(env: gymnasium.Env) -> Optional[ActionBounds]:

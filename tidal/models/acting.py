@@ -109,13 +109,12 @@ class EnvActionScale(nn.Module):
     scale: torch.Tensor
 
     def __init__(self, policy_low: np.ndarray, policy_high: np.ndarray, env_low: np.ndarray,
-                 env_high: np.ndarray) -> None:
+                 scale: np.ndarray) -> None:
         super().__init__()
         as_tensor = lambda array: torch.as_tensor(np.asarray(array, dtype=np.float32))  # noqa: E731
         self.register_buffer('policy_low', as_tensor(policy_low))
         self.register_buffer('policy_high', as_tensor(policy_high))
         self.register_buffer('env_low', as_tensor(env_low))
-        scale = (np.asarray(env_high, np.float64) - env_low) / (np.asarray(policy_high, np.float64) - policy_low)
         self.register_buffer('scale', as_tensor(scale))
 
     def forward(self, action: torch.Tensor) -> torch.Tensor:
