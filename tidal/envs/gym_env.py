@@ -17,7 +17,7 @@ from gymnasium.wrappers import DtypeObservation, RescaleAction
 
 from tidal.base.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
-from tidal.envs.video import EpisodeRecorder
+from tidal.envs.video import EpisodeRecorder, require_rgb_array
 from tidal.base.errors import EnvError, TidalError
 from tidal.registry import ENV_REGISTRY
 
@@ -207,10 +207,7 @@ def _check_renders_rgb_array(env_id: str) -> None:
         return
     entry_point = spec.entry_point
     creator = gymnasium.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-    modes = list(getattr(creator, 'metadata', {}).get('render_modes') or [])
-    if 'rgb_array' not in modes:
-        raise EnvError(f"env '{env_id}' cannot be recorded: it renders no 'rgb_array' frames "
-                       f"(its render modes: {', '.join(modes) or 'none'})")
+    require_rgb_array(env_id, getattr(creator, 'metadata', {}))
 
 
 def _register_minatar(env_id: str) -> None:

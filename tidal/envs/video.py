@@ -14,7 +14,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, SupportsFloat
+from typing import Any, Callable, Mapping, Optional, SupportsFloat
 
 import gymnasium
 import numpy as np
@@ -23,7 +23,7 @@ from tidal.base.errors import EnvError
 
 #: Formats a video can be written in, by file suffix.
 VIDEO_FORMATS = ('mp4', 'gif')
-_MP4_MODULES = ('imageio_ffmpeg',)  # ships an ffmpeg binary
+_MP4_MODULE = 'imageio_ffmpeg'  # ships an ffmpeg binary
 
 
 class EpisodeRecorder(gymnasium.Wrapper):
@@ -37,10 +37,7 @@ class EpisodeRecorder(gymnasium.Wrapper):
     def __init__(self, env: gymnasium.Env, name: str) -> None:
         super().__init__(env)
         self.name = name  # the env id, for errors
-        modes = list(env.metadata.get('render_modes') or [])
-        if 'rgb_array' not in modes:
-            raise EnvError(f"env '{name}' cannot be recorded: it renders no 'rgb_array' frames "
-                           f"(its render modes: {', '.join(modes) or 'none'})")
+        require_rgb_array(name, env.metadata)
         if env.render_mode != 'rgb_array':
             raise EnvError(f"env '{name}' cannot be recorded: it was made with render_mode={env.render_mode!r}, "
                            f"not 'rgb_array' (its env type's _make_raw must pass render_mode on)")
@@ -78,12 +75,25 @@ class EpisodeRecorder(gymnasium.Wrapper):
         super().close()
 
     def _capture(self) -> None:
-        frame = self.env.render()
-        if isinstance(frame, list):  # envs that batch their frames until render() is called
-            frame = frame[-1] if frame else None
+        frame = _last_frame(self.env.render())
         if not isinstance(frame, np.ndarray):
             raise EnvError(f"env '{self.name}' returned {type(frame).__name__} from render(), not an rgb_array frame")
         self._frames.append(frame)
+
+
+def require_rgb_array(name: str, metadata: Mapping[str, Any]) -> None:
+    """Refuse, in one line naming env `name`, an env whose metadata declares no 'rgb_array' render mode."""
+    modes = list(metadata.get('render_modes') or [])
+    if 'rgb_array' not in modes:
+        raise EnvError(f"env '{name}' cannot be recorded: it renders no 'rgb_array' frames "
+                       f"(its render modes: {', '.join(modes) or 'none'})")
+
+
+def _last_frame(frame: Any) -> Any:
+    """What render() gave, less the list that envs batching their frames until render() give (its last)."""
+    if isinstance(frame, list):
+        return frame[-1] if frame else None
+    return frame
 
 
 def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
@@ -103,8 +113,7 @@ def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
         finally:
             np.random.set_state(state)
             env.close()
-    if isinstance(frame, list):
-        frame = frame[-1] if frame else None
+    frame = _last_frame(frame)
     if not isinstance(frame, np.ndarray) or frame.ndim != 3:
         raise EnvError(f"env '{name}' cannot be recorded: render() returned {type(frame).__name__}, "
                        f"not an [H, W, 3] rgb_array frame")
@@ -121,11 +130,8 @@ def _gl_hint(err: BaseException) -> str:
 
 
 def mp4_encoder_missing() -> Optional[str]:
-    """Why MP4 cannot be written here ('moviepy is not installed'), or None where it can."""
-    for module in _MP4_MODULES:
-        if importlib.util.find_spec(module) is None:
-            return f'{module} is not installed'
-    return None
+    """Why MP4 cannot be written here ('imageio_ffmpeg is not installed'), or None where it can."""
+    return f'{_MP4_MODULE} is not installed' if importlib.util.find_spec(_MP4_MODULE) is None else None
 
 
 def resolve_video_format(requested: Optional[str]) -> tuple[str, Optional[str]]:
