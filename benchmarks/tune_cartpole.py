@@ -79,10 +79,9 @@ def check_jobs(args: argparse.Namespace) -> dict[str, list[Job]]:
 def zoo_value(key: str) -> str:
     """The zoo config's value at a dotted key, as the study's table writes values."""
     from tidal.config import compile_config, resolve_config_source
+    from tidal.config.declared import value_at
 
-    node = compile_config(*resolve_config_source(CONFIG), infer_shapes=False)
-    for part in key.split('.'):
-        node = node[part]
+    node = value_at(compile_config(*resolve_config_source(CONFIG), infer_shapes=False), key)
     return str(list(node) if isinstance(node, (list, tuple)) else node)
 
 
