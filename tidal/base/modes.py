@@ -12,6 +12,7 @@ import torch
 from easydict import EasyDict
 
 from tidal.base.errors import ConfigError
+from tidal.base.stages import PlanFn
 
 EnvIds = Optional[Iterable[int]]  # env indices of a batch; None means all of them
 
@@ -101,6 +102,7 @@ class LearnView:
     reset: Callable[[], None]
     optimizers: Callable[[], Sequence[torch.optim.Optimizer]]
     cfg: EasyDict
+    plan: Optional[PlanFn] = None  # the update as loss stages, which a seed group stacks; None: it cannot
 
 
 @dataclass(frozen=True)

@@ -181,61 +181,87 @@ class Run:
 
     # ----- the loop --------------------------------------------------------------------------
     def train(self) -> Policy:
-        self._start = self._last_save = time.monotonic()
-        self.logger.info(f'training {self.cfg.policy.type} on {self.cfg.env.env_id} in {self.run_dir} '
-                         f'(seed {self.cfg.seed}, device {self.policy.device})')
-        bar = tqdm(total=self.max_env_step, initial=self.env_step, unit='step', dynamic_ncols=True,
-                   disable=not (self.progress and self.dist.is_main), mininterval=1.0)
+        self.begin()
         restore_signals = self.lockstep.catch_signals()
         outcome = 'stopped by an error'
         try:
-            outcome = self._loop(bar)
-            if self.evaluator.last_eval_iter != self.learner.train_iter:
-                self._evaluate(bar)
-            self._save_latest(finished=outcome)
+            outcome = self._loop()
+            self.conclude(outcome)
         except BaseException as err:
-            self._log_failure(err)
-            if isinstance(err, OSError):
-                err = RunFolderError(f"cannot write to the run folder '{self.run_dir}': {err.strerror or err}"
-                                     + (f" ('{err.filename}')" if err.filename else ''))
-            outcome = f'stopped: {err}' if isinstance(err, TidalError) else f'stopped by {type(err).__name__}'
-            if isinstance(err, RunFolderError):
-                raise err from None
+            outcome, error = self.failed(err)
+            if error is not err:
+                raise error from None
             raise
         finally:
             restore_signals()
-            bar.close()
-            self._close(outcome)
-            shutdown_distributed()
+            self.close(outcome)
         return self.policy
 
-    def _loop(self, bar: tqdm) -> str:
+    def begin(self) -> None:
+        """Start the clocks and the progress bar; then `top_of_loop` and `feed_step` alternate."""
+        self._start = self._last_save = time.monotonic()
+        self.logger.info(f'training {self.cfg.policy.type} on {self.cfg.env.env_id} in {self.run_dir} '
+                         f'(seed {self.cfg.seed}, device {self.policy.device})')
+        self._bar = tqdm(total=self.max_env_step, initial=self.env_step, unit='step', dynamic_ncols=True,
+                         disable=not (self.progress and self.dist.is_main), mininterval=1.0)
+
+    def _loop(self) -> str:
         """Run until done; returns why the run ended."""
         while True:
-            decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(bar), self._checkpoint_due,
-                                            self.collector.env_step)
-            if decision.signum:
-                self._save_latest()
-                name = signal.Signals(decision.signum).name
-                raise RunInterrupted(f'{name} at env step {self.env_step}: checkpoint saved; continue '
-                                     f'with: tidal resume {self.run_dir}', decision.signum)
-            if decision.stop:
-                return f'stop value {self.evaluator.stop_value} reached'
-            if decision.save:
-                self._save_latest()
-            if (spent := self._budget_spent()) is not None:
-                return spent
-            warm = self.feed.warmed_up()
-            try:
-                self.feed.step(self.lockstep.env_budget(self.max_env_step, self.env_step))
-            except Exception as err:
-                # a NaN action, env value or sampling error usually follows a NaN update: name that first
-                self._check_finite()
-                if isinstance(err, NonFiniteError):
-                    raise NonFiniteError(f'{err}; {self._last_good()}') from err
-                raise
-            self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
-            bar.update(self.env_step - bar.n)
+            ended = self.top_of_loop()
+            if ended is not None:
+                return ended
+            self.feed_step()
+
+    def top_of_loop(self) -> Optional[str]:
+        """Evaluate, checkpoint and stop where due; returns why the run ended, or None to go on."""
+        decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(), self._checkpoint_due,
+                                        self.collector.env_step)
+        if decision.signum:
+            self._save_latest()
+            name = signal.Signals(decision.signum).name
+            raise RunInterrupted(f'{name} at env step {self.env_step}: checkpoint saved; continue '
+                                 f'with: tidal resume {self.run_dir}', decision.signum)
+        if decision.stop:
+            return f'stop value {self.evaluator.stop_value} reached'
+        if decision.save:
+            self._save_latest()
+        return self._budget_spent()
+
+    def feed_step(self) -> None:
+        """One step of the data feed (collect, learn), within the env steps left."""
+        warm = self.feed.warmed_up()
+        try:
+            self.feed.step(self.lockstep.env_budget(self.max_env_step, self.env_step))
+        except Exception as err:
+            # a NaN action, env value or sampling error usually follows a NaN update: name that first
+            self._check_finite()
+            if isinstance(err, NonFiniteError):
+                raise NonFiniteError(f'{err}; {self._last_good()}') from err
+            raise
+        self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
+        self._bar.update(self.env_step - self._bar.n)
+
+    def conclude(self, outcome: str) -> None:
+        """The run's last evaluation (unless its last update was evaluated) and final checkpoint."""
+        if self.evaluator.last_eval_iter != self.learner.train_iter:
+            self._evaluate()
+        self._save_latest(finished=outcome)
+
+    def failed(self, err: BaseException) -> tuple[str, BaseException]:
+        """Log the error that stopped the run; returns how the run ended and the error to raise (a run folder
+        that cannot be written becomes one RunFolderError line)."""
+        self._log_failure(err)
+        if isinstance(err, OSError):
+            err = RunFolderError(f"cannot write to the run folder '{self.run_dir}': {err.strerror or err}"
+                                 + (f" ('{err.filename}')" if err.filename else ''))
+        outcome = f'stopped: {err}' if isinstance(err, TidalError) else f'stopped by {type(err).__name__}'
+        return outcome, err
+
+    def close(self, outcome: str) -> None:
+        self._bar.close()
+        self._close(outcome)
+        shutdown_distributed()
 
     def _eval_due(self) -> bool:
         return self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter, self.env_step)
@@ -253,7 +279,7 @@ class Run:
             return f'budget of {self.max_train_iter} train iterations reached'
         return None
 
-    def _evaluate(self, bar: tqdm) -> bool:
+    def _evaluate(self) -> bool:
         """Evaluate (rank 0 only), log, plot, keep the best checkpoint; True when the stop value is reached."""
         self._take_collect_returns()
         collected, self._returns_to_eval = self._returns_to_eval, []
@@ -275,7 +301,7 @@ class Run:
         progress = {'iter': self.learner.train_iter, 'eval_return': f'{result.return_mean:.1f}'}
         if collected:
             progress['collect_return'] = f'{collect_return:.1f}'
-        bar.set_postfix(progress, refresh=False)
+        self._bar.set_postfix(progress, refresh=False)
         if self.on_eval is not None:
             self.on_eval(row)
         return self.evaluator.reached_stop_value(result)

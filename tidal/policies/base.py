@@ -16,6 +16,7 @@ from tidal.base.defaults import FreeDict, class_defaults, mro_owners
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
 from tidal.base.modes import CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
+from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.registration import check_rules_declared
 from tidal.models.acting import ActingNetwork
 from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
@@ -221,7 +222,7 @@ class Policy:
         return LearnView(
             forward=self._forward_learn, state_dict=self._state_dict_learn,
             load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
-            reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg)
+            reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg, plan=self._plan_fn())
 
     @property
     def collect_mode(self) -> CollectView:
@@ -237,6 +238,19 @@ class Policy:
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
         return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg)
+
+    def _plan_fn(self) -> Optional[PlanFn]:
+        """`_learn_plan` where the policy states its update as loss stages (so a seed group can stack it)."""
+        return self._learn_plan if type(self)._learn_plan is not Policy._learn_plan else None
+
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """The update of `batch` as loss stages (`tidal.base.stages`); a policy that defines it can train in a
+        seed group, and its `_forward_learn` is then `run_plan(self._learn_plan(batch), batch)`."""
+        raise NotImplementedError
+
+    def stacked_modules(self) -> dict[str, nn.Module]:
+        """Every module a loss stage reads, by name: a seed group stacks their weights over its seeds."""
+        return {'model': self._model}
 
     def extra_views(self) -> dict[str, Any]:
         """Views besides the three modes that this policy's data feed needs, by name (PPG: 'aux')."""

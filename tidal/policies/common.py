@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import torch
 
+from tidal.base.stages import LearnPlan
+
 GradientSync = Callable[[torch.optim.Optimizer], None]
 
 _gradient_syncs: weakref.WeakKeyDictionary[torch.optim.Optimizer, GradientSync] = weakref.WeakKeyDictionary()
@@ -62,6 +64,18 @@ def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm:
     norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm if max_norm is not None else math.inf)
     optimizer.step()
     return norm
+
+
+def run_plan(plan: LearnPlan, batch: dict[str, Any]) -> dict[str, Any]:
+    """One update of a single policy: each stage's loss on `batch` and its clipped step, in order; returns
+    the plan's values with every stage's loss, gradient norm and logged values."""
+    info: dict[str, Any] = dict(plan.info)
+    for stage in plan.stages:
+        loss, values = stage.loss(batch)
+        info.update(values)
+        info[stage.norm_key] = clipped_step(stage.optimizer, loss, stage.grad_clip_norm).detach()
+        info[stage.loss_key] = loss.detach()
+    return info
 
 
 def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:

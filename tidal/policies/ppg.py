@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch.distributions import Distribution, kl_divergence
 
-from tidal.policies.common import adam, split_action_mask
+from tidal.policies.common import adam, run_plan, split_action_mask
+from tidal.base.stages import LearnPlan, LossStage
 from tidal.base.modes import LearnView
 from tidal.policies.ppo import PPOPolicy
 from tidal.registry import POLICY_REGISTRY
@@ -77,7 +78,7 @@ class PPGPolicy(PPOPolicy):
     def aux_mode(self) -> LearnView:
         """The auxiliary phase as a learn mode of its own: `reset` opens a phase, `forward` is one update."""
         self._check_enabled('learn')
-        return LearnView(forward=self._forward_aux, state_dict=self._state_dict_learn,
+        return LearnView(forward=self._forward_aux, plan=self._aux_plan, state_dict=self._state_dict_learn,
                          load_state_dict=self._load_state_dict_learn, monitor_vars=lambda: list(AUX_MONITORS),
                          reset=self._begin_aux_phase, optimizers=lambda: [self._aux_optimizer], cfg=self._cfg)
 
@@ -89,8 +90,15 @@ class PPGPolicy(PPOPolicy):
         self._old_model.load_state_dict(self._model.state_dict())
 
     def _forward_aux(self, batch: dict[str, Any]) -> dict[str, Any]:
-        # the auxiliary phase follows the policy phase's schedule
+        return run_plan(self._aux_plan(batch), batch)
+
+    def _aux_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """One clipped step on the joint loss; the auxiliary phase follows the policy phase's schedule."""
         self._set_learning_rate(self._aux_optimizer, self._aux_learning_rate, batch)
+        return LearnPlan([LossStage(self._aux_optimizer, self._aux_loss, self._cfg.learn.grad_clip_norm,
+                                    loss_key='aux_total_loss', norm_key='aux_grad_norm')])
+
+    def _aux_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         observation, mask = split_action_mask(batch['obs'])
         dist, value, aux_value = self._model(observation, require_aux=True, action_mask=mask)
         with torch.no_grad():
@@ -100,10 +108,11 @@ class PPGPolicy(PPOPolicy):
         aux_value_loss = F.mse_loss(aux_value, returns)  # L^aux (eq. 2's first term)
         policy_kl = kl_divergence(old_dist, dist).mean()  # behaviour cloning term of L^joint (eq. 2)
         loss = true_value_loss + aux_value_loss + self._cfg.aux.policy_kl_loss_weight * policy_kl
-        grad_norm = self._step(self._aux_optimizer, loss)
-        return {'aux_total_loss': loss.detach(), 'aux_value_loss': aux_value_loss.detach(),
-                'aux_true_value_loss': true_value_loss.detach(), 'aux_policy_kl': policy_kl.detach(),
-                'aux_grad_norm': grad_norm}
+        return loss, {'aux_value_loss': aux_value_loss.detach(), 'aux_true_value_loss': true_value_loss.detach(),
+                      'aux_policy_kl': policy_kl.detach()}
+
+    def stacked_modules(self) -> dict[str, torch.nn.Module]:
+        return {**super().stacked_modules(), 'old_model': self._old_model}
 
     def _monitor_vars_learn(self) -> list[str]:
         return super()._monitor_vars_learn() + AUX_MONITORS

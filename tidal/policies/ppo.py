@@ -18,8 +18,9 @@ from torch.distributions import Distribution
 from tidal.base.errors import ConfigError
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, clipped_step, split_action_mask
+from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.base.modes import EnvLayout, Timestep
+from tidal.base.stages import LearnPlan, LossStage
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
@@ -164,16 +165,15 @@ class PPOPolicy(Policy):
         }
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return run_plan(self._learn_plan(batch), batch)
+
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """One clipped step on the PPO loss, at the learning rate and clip ratio of the batch's env step."""
         lr = self._set_learning_rate(self._optimizer, self._cfg.learn.learning_rate, batch)
         clip, value_clip = self._clip_ratios(batch)
-        loss, info = self._ppo_loss(batch, clip, value_clip)
-        info['grad_norm'] = self._step(self._optimizer, loss)
-        info.update(total_loss=loss.detach(), learning_rate=torch.tensor(lr), clip_ratio=torch.tensor(clip))
-        return info
-
-    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> torch.Tensor:
-        """One gradient step with the global norm clipped; returns the norm before clipping."""
-        return clipped_step(optimizer, loss, self._cfg.learn.grad_clip_norm).detach()
+        stage = LossStage(self._optimizer, lambda rows: self._ppo_loss(rows, clip, value_clip),
+                          self._cfg.learn.grad_clip_norm)
+        return LearnPlan([stage], {'learning_rate': torch.tensor(lr), 'clip_ratio': torch.tensor(clip)})
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
         return [self._optimizer]

@@ -40,6 +40,7 @@ _TENSORS = (torch.Tensor, torch.nn.Parameter)
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write `state` to `path` through a synced temporary file and an atomic rename."""
     path = Path(path)
+    state = _own_storage(state)
     checksum = _checksum(state, f"cannot save checkpoint '{path}'")
     checkpoint = {'format': FORMAT, 'version': VERSION, 'checksum': checksum, 'state': state}
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
@@ -61,6 +62,20 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> Path:
         _remove(tmp)
         raise
     return path
+
+
+def _own_storage(value: Any) -> Any:
+    """`value` with every tensor that views a larger storage copied out: torch.save writes a view's whole
+    storage, so one seed's slice of a seed group's stacked weights would carry every seed's."""
+    if isinstance(value, torch.Tensor):
+        if value.untyped_storage().nbytes() > value.numel() * value.element_size():
+            return value.clone()
+        return value
+    if isinstance(value, (dict, OrderedDict)):
+        return type(value)((key, _own_storage(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        return type(value)(_own_storage(item) for item in value)
+    return value
 
 
 def _write_failure(err: BaseException) -> str | None:

@@ -80,7 +80,10 @@ class Learner:
 
     def train(self, batch: dict[str, Any]) -> dict[str, Any]:
         """One counted update; hooks see its values with the latest ones of any auxiliary phase."""
-        info = self.policy.forward(batch)
+        return self.record(self.policy.forward(batch))
+
+    def record(self, info: dict[str, Any]) -> dict[str, Any]:
+        """Count an update made elsewhere (a seed group's stacked update) as `train` counts its own."""
         self.guard.observe(info, self._monitored)
         self.train_iter += 1
         for hook in self._hooks:

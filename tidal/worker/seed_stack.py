@@ -1,0 +1,209 @@
+"""The weights of a seed group stacked along a leading seed dimension, and the update of all seeds at once.
+
+Each seed keeps its own policy object: its modules, optimizers and optimizer states stay where they are,
+but their tensors become views into stacked tensors [S, ...], so acting, evaluation and checkpoints of a
+seed read its own slice while an update writes all slices together. An update is the policy's
+`LearnPlan`: each loss stage runs once for all seeds, `torch.func.vmap` over the seed dimension of the
+weights and of the batches, so the loss is the policy's own single-seed function (its means, its
+advantage normalisation are per seed). Gradients are clipped per seed; the optimizer of a stage steps
+the stacked tensors with the hyperparameters of seed 0's (the seeds share a config and a schedule), and
+element-wise optimizers (Adam, SGD) then make exactly each seed's own step.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+import torch.nn as nn
+from torch.func import functional_call, grad_and_value, vmap
+
+from tidal.base.errors import ConfigError
+from tidal.base.stages import LearnPlan, LossFn
+from tidal.policies.base import Policy
+
+CLIP_EPS = 1e-6  # as torch.nn.utils.clip_grad_norm_
+SHARED_STATE = ('step',)  # optimizer state entries that count steps: one for all seeds
+
+
+class _Holder(nn.Module):
+    """Seed 0's stacked modules under their names, so one functional call can swap in any seed's weights."""
+
+    def __init__(self, modules: dict[str, nn.Module]) -> None:
+        super().__init__()
+        for name, module in modules.items():
+            self.add_module(name, module)
+
+    def forward(self, loss: LossFn, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        return loss(batch)
+
+
+class SeedStack:
+    """The stacked modules and optimizers of `policies` (one per seed, built from one config)."""
+
+    def __init__(self, policies: Sequence[Policy]) -> None:
+        self.size = len(policies)
+        modules = [policy.stacked_modules() for policy in policies]
+        self._holder = _Holder(modules[0])
+        self.tensors: dict[str, torch.Tensor] = {}  # 'model.encoder.0.weight' -> [S, ...]
+        self._key_of: dict[int, str] = {}           # id of a seed-0 tensor -> its key
+        self._seed_tensors: list[list[torch.Tensor]] = [[] for _ in policies]
+        for name in modules[0]:
+            members = [dict(_named_tensors(seed_modules[name])) for seed_modules in modules]
+            for tensor_name, first in members[0].items():
+                if id(first) in self._key_of:
+                    continue  # a module listed twice
+                key = f'{name}.{tensor_name}'
+                self._stack(key, [member[tensor_name] for member in members])
+                self._key_of[id(first)] = key
+        self._optimizers: dict[int, _StackedOptimizer] = {}
+        self._seed_optimizers = [self._optimizers_of(policy) for policy in policies]
+        self._vmapped: dict[tuple[int, ...], Callable[..., Any]] = {}
+
+    def _stack(self, key: str, tensors: list[torch.Tensor]) -> None:
+        stacked = torch.stack([tensor.detach() for tensor in tensors])
+        for seed, tensor in enumerate(tensors):
+            tensor.data = stacked[seed]
+            self._seed_tensors[seed].append(tensor)
+        self.tensors[key] = stacked
+
+    @staticmethod
+    def _optimizers_of(policy: Policy) -> list[torch.optim.Optimizer]:
+        return list(policy.learn_mode.optimizers())
+
+    def release(self, seed: int) -> None:
+        """Give `seed` (which stopped) tensors of its own again, so the stack's later steps leave it as it is."""
+        for tensor in self._seed_tensors[seed]:
+            tensor.data = tensor.data.clone()
+        for optimizer in self._seed_optimizers[seed]:
+            for state in optimizer.state.values():
+                for name, value in state.items():
+                    if isinstance(value, torch.Tensor):
+                        state[name] = value.clone()
+
+    # ----- one update of every seed --------------------------------------------------------------
+    def update(self, plans: Sequence[LearnPlan], batches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Run the seeds' plans (one per seed, of one policy and config) on their batches; each seed's values
+        to log, as `run_plan` gives them for one seed."""
+        infos: list[dict[str, Any]] = [dict(plan.info) for plan in plans]
+        batch = stack_batches(batches)
+        for index, stage in enumerate(plans[0].stages):
+            optimizer = self._optimizer(stage.optimizer, [plan.stages[index].optimizer for plan in plans])
+            trainable = {key: self.tensors[key] for key in optimizer.keys}
+            frozen = {key: tensor for key, tensor in self.tensors.items() if key not in trainable}
+            grads, (loss, values) = self._gradient(stage.loss)(trainable, frozen, batch)
+            norm = optimizer.step(grads, stage.grad_clip_norm)
+            for seed, info in enumerate(infos):
+                info.update({name: value[seed] for name, value in values.items()})
+                info[stage.norm_key] = norm[seed]
+                info[stage.loss_key] = loss[seed].detach()
+        return infos
+
+    def _gradient(self, loss: LossFn) -> Callable[..., Any]:
+        """(trainable, frozen, batch) -> (gradients, (loss, values)), every tensor with the seed dimension first."""
+        holder = self._holder
+
+        def seed_loss(trainable: dict[str, torch.Tensor], frozen: dict[str, torch.Tensor],
+                      batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+            return functional_call(holder, {**trainable, **frozen}, (loss, batch), strict=True)
+        # a loss that draws random numbers would draw them for all seeds from one generator: refused
+        return vmap(grad_and_value(seed_loss, has_aux=True), randomness='error')
+
+    def _optimizer(self, first: torch.optim.Optimizer, seeds: list[torch.optim.Optimizer]) -> _StackedOptimizer:
+        stacked = self._optimizers.get(id(first))
+        if stacked is None:
+            keys = []
+            for group in first.param_groups:
+                for param in group['params']:
+                    if id(param) not in self._key_of:
+                        raise ConfigError('a seed group steps only the tensors of Policy.stacked_modules(); an '
+                                          'optimizer of this policy steps another one')
+                    keys.append(self._key_of[id(param)])
+            stacked = self._optimizers[id(first)] = _StackedOptimizer(first, seeds, keys, self.tensors)
+        return stacked
+
+
+class _StackedOptimizer:
+    """One optimizer over the stacked tensors, standing for the same optimizer of every seed.
+
+    The seeds' optimizer states are views of its state (once it has one), so a seed's checkpoint holds
+    its own moments; a state the seeds already had (a resumed run) is stacked first.
+    """
+
+    def __init__(self, first: torch.optim.Optimizer, seeds: list[torch.optim.Optimizer], keys: list[str],
+                 tensors: dict[str, torch.Tensor]) -> None:
+        self.first, self.seeds, self.keys = first, seeds, keys
+        groups, position = [], 0
+        for group in first.param_groups:
+            count = len(group['params'])
+            groups.append({**{k: v for k, v in group.items() if k != 'params'},
+                           'params': [tensors[key] for key in keys[position:position + count]]})
+            position += count
+        self.params = [param for group in groups for param in group['params']]
+        self.optimizer = type(first)(groups, **first.defaults)
+        self._seed_params = [[param for group in seed.param_groups for param in group['params']] for seed in seeds]
+        self._linked = False
+        if any(seed.state for seed in seeds):
+            self._stack_states()
+
+    def _stack_states(self) -> None:
+        for index, param in enumerate(self.params):
+            states = [seed.state[params[index]] for seed, params in zip(self.seeds, self._seed_params)]
+            if not states[0]:
+                continue
+            self.optimizer.state[param] = {
+                name: torch.stack([state[name] for state in states]) if _per_element(name, value) else value.clone()
+                for name, value in states[0].items()}
+        self._link_states()
+
+    def _link_states(self) -> None:
+        """Point every seed's state at its slice of the stacked state."""
+        for index, param in enumerate(self.params):
+            state = self.optimizer.state.get(param)
+            if not state:
+                continue
+            for seed, (optimizer, params) in enumerate(zip(self.seeds, self._seed_params)):
+                optimizer.state[params[index]] = {
+                    name: value[seed] if _per_element(name, value) else value for name, value in state.items()}
+        self._linked = True
+
+    def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float]) -> torch.Tensor:
+        """Clip each seed's gradient to `max_norm` over this optimizer's tensors and step; the norms [S]."""
+        ordered = [grads[key] for key in self.keys]
+        norm = torch.linalg.vector_norm(
+            torch.stack([torch.linalg.vector_norm(grad.flatten(1), dim=1) for grad in ordered]), dim=0)
+        if max_norm is not None and math.isfinite(max_norm):
+            scale = (max_norm / (norm + CLIP_EPS)).clamp(max=1.0)
+            ordered = [grad * scale.view(-1, *([1] * (grad.dim() - 1))) for grad in ordered]
+        for param, grad in zip(self.params, ordered):
+            param.grad = grad
+        for group, first_group in zip(self.optimizer.param_groups, self.first.param_groups):
+            group['lr'] = first_group['lr']  # the seeds' shared schedule, as seed 0's plan set it
+        self.optimizer.step()
+        for param in self.params:
+            param.grad = None
+        if not self._linked:
+            self._link_states()
+        return norm.detach()
+
+
+def _per_element(name: str, value: Any) -> bool:
+    """Whether an optimizer state entry has a value per element of its parameter (Adam's moments, a momentum
+    buffer) rather than one for all seeds (the step count, the same for every seed of a group)."""
+    return isinstance(value, torch.Tensor) and name not in SHARED_STATE
+
+
+def _named_tensors(module: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    return [*module.named_parameters(), *module.named_buffers()]
+
+
+def stack_batches(batches: Sequence[Any]) -> Any:
+    """The seeds' batches stacked along a new first dimension; entries that are not tensors (an env step the
+    plans already read) are left out."""
+    first = batches[0]
+    if isinstance(first, dict):
+        stacked = {key: stack_batches([batch[key] for batch in batches]) for key in first}
+        return {key: value for key, value in stacked.items() if value is not None}
+    if isinstance(first, torch.Tensor):
+        return torch.stack(batches)
+    return None
