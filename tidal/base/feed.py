@@ -23,6 +23,7 @@ class Trainer(Protocol):
     def train_iter(self) -> int: ...
     def train(self, batch: dict[str, Any]) -> dict[str, Any]: ...
     def train_phase(self, name: str, mode: LearnMode, batch: dict[str, Any]) -> dict[str, Any]: ...
+    def start_phase(self, mode: LearnMode) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class FeedSpec:
     learns: str              # how, for errors: 'learns on-policy'
     on_policy: bool          # learns from fresh rollouts only (no replay, no warm-up)
     async_collection: bool   # collector.mode='async' (Ape-X style staleness) can feed it
+    # its step reads nothing back from its updates, so a seed group can make them after the step, for all seeds
+    # at once (tidal.worker.update_recorder)
+    groups: bool = False
 
 
 class DataFeed(Protocol):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Optional, Sequence
 
 from tidal.config.compiler import MAX_SEED
-from tidal.base.errors import TidalError
+from tidal.base.errors import ConfigError, TidalError
 
 if TYPE_CHECKING:
     from tidal.config.layered import ConfigInput
@@ -34,6 +34,13 @@ def _seed(text: str) -> int:
     if not 0 <= seed <= MAX_SEED:
         raise argparse.ArgumentTypeError(f'must be an integer in [0, 2**63 - 1], got {text!r}')
     return seed
+
+
+def _seed_list(text: str) -> list[int] | int:
+    """--seeds: a count N (seeds s .. s+N-1 from the run's seed) or a comma-separated list of seeds."""
+    if ',' not in text:
+        return _positive(text)
+    return [_seed(part.strip()) for part in text.split(',') if part.strip()]
 
 
 def _positive(text: str) -> int:
@@ -64,6 +71,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument('config', help='config file (.py/.yaml/.json) or zoo config name, e.g. pendulum_sac')
     _add_layers(p)
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
+    p.add_argument('--seeds', type=_seed_list, metavar='N|S1,S2,...',
+                   help='train several seeds in one process, their updates stacked: N seeds from the run seed '
+                        '(-s, else the config\'s) or a list; one run folder per seed plus aggregate/ in exp_name')
     p.add_argument('--device', choices=['cpu', 'cuda', 'auto'], help='overrides policy.device')
     p.add_argument('--max-env-step', type=_positive, help='stop after this many env steps')
     p.add_argument('--max-train-iter', type=_positive, help='stop after this many gradient updates')
@@ -196,8 +206,16 @@ def _train(args: argparse.Namespace) -> None:
         overrides.append(f'policy.device={args.device}')
     if args.exp_name:
         overrides.append(f'exp_name={args.exp_name}')
-    train(_config_input(args), seed=args.seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
-          overrides=overrides, progress=not args.no_progress)
+    seed, seeds = args.seed, args.seeds
+    if isinstance(seeds, int):  # a count: from the run's seed, as a single run would pick it
+        from tidal.config.layered import load_layered
+        first = load_layered(_config_input(args), seed, overrides).cfg.seed
+        seed, seeds = None, list(range(first, first + seeds))
+    elif seeds is not None:
+        if seed is not None:
+            raise ConfigError('give -s SEED with --seeds N (a count), not with a list of seeds')
+    train(_config_input(args), seed=seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
+          overrides=overrides, progress=not args.no_progress, seeds=seeds)
 
 
 def _eval(args: argparse.Namespace) -> None:

@@ -13,9 +13,11 @@ from easydict import EasyDict
 from tidal.base.device import policy_device
 from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
-from tidal.entry.result import RunResult
+from tidal.config.compiler import checked_seed
+from tidal.entry.result import GroupResult, RunResult, read_eval_rows
+from tidal.entry.seed_group import GROUP_FILE, SeedGroup, seed_folder
 from tidal.entry.run import Run
-from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_folder
+from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
 from tidal.registry import feed_class, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.distributed import broadcast_object, init_distributed
@@ -36,9 +38,14 @@ def check_entry_point(cfg: EasyDict, entry_point: str) -> None:
 
 def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
-          entry_point: Optional[str] = None) -> RunResult:
+          entry_point: Optional[str] = None, seeds: Optional[Sequence[int]] = None) -> Any:
     """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
-    refuses policies that another entry point trains."""
+    refuses policies that another entry point trains. With `seeds`, every seed in one process (a
+    `GroupResult`; `seed` must then be None)."""
+    if seeds is not None:
+        if seed is not None:
+            raise ConfigError('give either seed or seeds, not both')
+        return train_group(input_cfg, seeds, max_env_step, max_train_iter, overrides, progress, entry_point)
     resolved = load_layered(input_cfg, seed, overrides)
     if entry_point is not None:
         check_entry_point(resolved.cfg, entry_point)
@@ -80,12 +87,88 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
     return RunResult.of_run(run.train(), run_dir)
 
 
-def resume(run_dir: str | os.PathLike, progress: bool = True) -> Optional[RunResult]:
-    """Continue a run from its folder: its saved config and its latest checkpoint.
+def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Optional[int] = None,
+                max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
+                entry_point: Optional[str] = None) -> GroupResult:
+    """Train the seeds `seeds` of one config in one process (`tidal.entry.seed_group`): a group folder named by
+    `exp_name`, a run folder per seed in it, and `aggregate/`."""
+    seeds = checked_seeds(seeds)
+    overrides = list(overrides)
+    first = load_layered(input_cfg, seeds[0], overrides).cfg
+    if entry_point is not None:
+        check_entry_point(first, entry_point)
+    feed_cls = run_feed(first)
+    check_budget(first, max_env_step, max_train_iter, feed_cls)
+    if init_distributed(policy_device(first.policy)).enabled:
+        raise ConfigError('--seeds runs in one process: start it without torchrun')
+    try:
+        group_dir = new_run_dir(first.exp_name)
+        (group_dir / GROUP_FILE).write_text(json.dumps(
+            {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter}, indent=2) + '\n')
+    except OSError as err:
+        raise TidalError(f"cannot write the group folder '{first.exp_name}' (exp_name): {err.strerror or err}") from err
+    try:
+        resolved = [load_layered(input_cfg, seed, [*overrides, f'exp_name={seed_folder(group_dir, seed)}'])
+                    for seed in seeds]
+        run_dirs = [new_run_folder(r.cfg, max_env_step, max_train_iter, r.sources) for r in resolved]
+        group = SeedGroup([r.cfg for r in resolved], run_dirs, group_dir, feed_cls, max_env_step, max_train_iter,
+                          progress)
+    except BaseException:
+        shutil.rmtree(group_dir, ignore_errors=True)
+        raise
+    policies = group.train()
+    return GroupResult([RunResult.of_run(policy, run_dir) for policy, run_dir in zip(policies, run_dirs)], group_dir)
+
+
+def checked_seeds(seeds: Sequence[int]) -> list[int]:
+    """The seeds of a group: distinct, each a valid seed, at least one."""
+    checked = [checked_seed(seed) for seed in seeds]
+    if not checked:
+        raise ConfigError('--seeds needs at least one seed')
+    if len(set(checked)) != len(checked):
+        raise ConfigError(f'--seeds lists a seed twice: {checked}')
+    return checked
+
+
+def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult]:
+    """Continue every seed of a group that has not ended, together; seeds whose checkpoints stand at different
+    env steps (a kill while they saved) continue one after the other instead, each exactly."""
+    spec = json.loads((group_dir / GROUP_FILE).read_text())
+    pending: list[tuple[EasyDict, Path, Optional[dict[str, Any]]]] = []
+    for seed in spec['seeds']:
+        run_dir = seed_folder(group_dir, seed)
+        cfg = load_config(read_config(str(run_dir / 'config.yaml')))
+        latest = run_dir / 'ckpt' / 'latest.pt'
+        state = load_checkpoint(latest) if latest.is_file() else None
+        if state is None or not state.get('finished'):
+            pending.append((cfg, run_dir, state))
+    if not pending:
+        print(f"tidal: group '{group_dir}' already ended; nothing to resume", flush=True)
+        return None
+    steps = {0 if state is None else state['collector']['env_step'] for _, _, state in pending}
+    if len(steps) > 1:
+        print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)}; they "
+              f"resume one after the other", flush=True)
+        for _, run_dir, _ in pending:
+            resume(run_dir, progress)
+    else:
+        cfgs, run_dirs, states = zip(*pending)
+        SeedGroup(cfgs, run_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'], spec['max_train_iter'],
+                  progress, resume_states=states).train()
+    run_dirs = [seed_folder(group_dir, seed) for seed in spec['seeds']]
+    return GroupResult([RunResult(_policy_of(run_dir), run_dir, read_eval_rows(run_dir)) for run_dir in run_dirs],
+                       group_dir)
+
+
+def resume(run_dir: str | os.PathLike, progress: bool = True) -> Any:
+    """Continue a run from its folder: its saved config and its latest checkpoint (a seed group's folder:
+    every seed's run).
 
     A run that already ended (its budget or stop value reached) is left as it is: None is returned.
     """
     run_dir = Path(run_dir)
+    if (run_dir / GROUP_FILE).is_file():
+        return resume_group(run_dir, progress)
     config_path = run_dir / 'config.yaml'
     if not run_dir.is_dir():
         raise TidalError(f"run folder '{run_dir}' does not exist (a run stopped before it made its folder "
@@ -122,3 +205,15 @@ def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> RunResult:
     shutil.rmtree(run_dir / 'log', ignore_errors=True)
     shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
     return RunResult.of_run(Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train(), run_dir)
+
+
+def _policy_of(run_dir: Path) -> Any:
+    """The policy of a seed's run folder, its latest weights loaded (for a resumed group's result)."""
+    from tidal.worker.builders import build_policy
+    from tidal.worker.checkpoint import load_policy_weights, policy_state
+    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
+    policy = build_policy(cfg)
+    latest = run_dir / 'ckpt' / 'latest.pt'
+    if latest.is_file():
+        load_policy_weights(policy, policy_state(load_checkpoint(latest), latest), latest)
+    return policy

@@ -39,6 +39,19 @@ class RunResult:
         return getattr(self.policy, name)
 
 
+@dataclass(frozen=True)
+class GroupResult:
+    """The outcome of a seed group (`seeds=[...]`): every seed's RunResult, in seed order, and the group folder
+    (its `aggregate/` holds the IQM curve and summary.json)."""
+
+    runs: list[RunResult]
+    group_dir: Path
+
+    @property
+    def policies(self) -> list[Policy]:
+        return [run.policy for run in self.runs]
+
+
 def read_eval_rows(run_dir: Path) -> list[dict[str, float]]:
     """The rows of a run's evals.csv; none where the run made no evaluation (so wrote no file)."""
     if not (run_dir / 'evals.csv').is_file():

@@ -42,6 +42,7 @@ from tidal.worker.learner import Learner, Period, scalars
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
+from tidal.worker.update_recorder import UpdateRecorder
 
 
 PLOT_SECS = 30.0  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
@@ -65,8 +66,9 @@ class Run:
     def __init__(self, cfg: EasyDict, run_dir: Path, feed_cls: FeedClass,
                  max_env_step: Optional[int] = None, max_train_iter: Optional[int] = None,
                  progress: bool = True, resume_state: Optional[dict[str, Any]] = None,
-                 on_eval: Optional[Callable[[dict[str, float]], None]] = None) -> None:
-        """`on_eval` sees each evaluation's row of evals.csv (a tuner prunes a trial by raising from it)."""
+                 on_eval: Optional[Callable[[dict[str, float]], None]] = None, record_updates: bool = False) -> None:
+        """`on_eval` sees each evaluation's row of evals.csv (a tuner prunes a trial by raising from it).
+        `record_updates`: the feed's updates are written down (`self.recorder`) for a seed group to make."""
         check_budget(cfg, max_env_step, max_train_iter, feed_cls)
         self.cfg, self.run_dir = cfg, Path(run_dir)
         self.max_env_step, self.max_train_iter, self.progress = max_env_step, max_train_iter, progress
@@ -89,7 +91,8 @@ class Run:
                                    eval_freq_env_steps=evaluator_cfg.eval_freq_env_steps,
                                    stop_value=cfg.env.stop_value, seed=cfg.seed + EVALUATOR_SEED_OFFSET)
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
-        self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.learner)
+        self.recorder = UpdateRecorder(self.learner) if record_updates else None
+        self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.recorder or self.learner)
         self.logger: RunLogger | NullLogger = (RunLogger(self.run_dir, resume_state['log'] if resume_state else None)
                                                if self.dist.is_main else NullLogger())
         self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log

@@ -248,6 +248,14 @@ class Policy:
         seed group, and its `_forward_learn` is then `run_plan(self._learn_plan(batch), batch)`."""
         raise NotImplementedError
 
+    def learn_optimizers(self) -> list[torch.optim.Optimizer]:
+        """Every optimizer of the learn mode and of the extra learn views (PPG's auxiliary phase)."""
+        optimizers = list(self.learn_mode.optimizers())
+        for view in self.extra_views().values():
+            if isinstance(view, LearnView):
+                optimizers += [optimizer for optimizer in view.optimizers() if optimizer not in optimizers]
+        return optimizers
+
     def stacked_modules(self) -> dict[str, nn.Module]:
         """Every module a loss stage reads, by name: a seed group stacks their weights over its seeds."""
         return {'model': self._model}

@@ -94,12 +94,19 @@ class Learner:
     def train_phase(self, name: str, mode: LearnMode, batch: dict[str, Any]) -> dict[str, Any]:
         """One update of an auxiliary phase (PPG's): not a train iteration and no hooks, but its values
         are watched by a guard of its own and logged with the next counted update's."""
+        return self.record_phase(name, mode, mode.forward(batch))
+
+    def start_phase(self, mode: LearnMode) -> None:
+        """Open an auxiliary phase (`mode.reset()`: PPG freezes pi_old)."""
+        mode.reset()
+
+    def record_phase(self, name: str, mode: LearnMode, info: dict[str, Any]) -> dict[str, Any]:
+        """Count an auxiliary update made elsewhere (a seed group's) as `train_phase` counts its own."""
         phase = self._phases.get(name)
         if phase is None:
             phase = self._phases[name] = _Phase(FiniteGuard(self.device), mode.monitor_vars())
         if not phase.starts or phase.starts[-1][1] != self.train_iter:
             phase.starts.append((phase.updates, self.train_iter))
-        info = mode.forward(batch)
         phase.guard.observe(info, phase.monitored)
         phase.updates += 1
         self._phase_info.update(info)

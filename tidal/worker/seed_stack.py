@@ -56,7 +56,7 @@ class SeedStack:
                 key = f'{name}.{tensor_name}'
                 self._stack(key, [member[tensor_name] for member in members])
                 self._key_of[id(first)] = key
-        self._optimizers: dict[int, _StackedOptimizer] = {}
+        self._optimizers: dict[int, _StackedOptimizer] = {}  # by position in the seeds' optimizer lists
         self._seed_optimizers = [self._optimizers_of(policy) for policy in policies]
         self._vmapped: dict[tuple[int, ...], Callable[..., Any]] = {}
 
@@ -69,7 +69,7 @@ class SeedStack:
 
     @staticmethod
     def _optimizers_of(policy: Policy) -> list[torch.optim.Optimizer]:
-        return list(policy.learn_mode.optimizers())
+        return policy.learn_optimizers()
 
     def release(self, seed: int) -> None:
         """Give `seed` (which stopped) tensors of its own again, so the stack's later steps leave it as it is."""
@@ -82,21 +82,30 @@ class SeedStack:
                         state[name] = value.clone()
 
     # ----- one update of every seed --------------------------------------------------------------
-    def update(self, plans: Sequence[LearnPlan], batches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def update(self, plans: Sequence[Optional[LearnPlan]],
+               batches: Sequence[Optional[dict[str, Any]]]) -> list[Optional[dict[str, Any]]]:
         """Run the seeds' plans (one per seed, of one policy and config) on their batches; each seed's values
-        to log, as `run_plan` gives them for one seed."""
-        infos: list[dict[str, Any]] = [dict(plan.info) for plan in plans]
-        batch = stack_batches(batches)
-        for index, stage in enumerate(plans[0].stages):
-            optimizer = self._optimizer(stage.optimizer, [plan.stages[index].optimizer for plan in plans])
+        to log, as `run_plan` gives them for one seed. A seed that stopped has None for both (and gets None):
+        its slice computes on another seed's batch, and nothing reads it."""
+        live = [seed for seed, plan in enumerate(plans) if plan is not None]
+        if not live:
+            return [None] * self.size
+        first = plans[live[0]]
+        assert first is not None
+        batch = stack_batches([batches[seed] if plans[seed] is not None else batches[live[0]]
+                               for seed in range(self.size)])
+        infos: list[Optional[dict[str, Any]]] = [None if plan is None else dict(plan.info) for plan in plans]
+        for index, stage in enumerate(first.stages):
+            optimizer = self._optimizer(live[0], stage.optimizer)
             trainable = {key: self.tensors[key] for key in optimizer.keys}
             frozen = {key: tensor for key, tensor in self.tensors.items() if key not in trainable}
             grads, (loss, values) = self._gradient(stage.loss)(trainable, frozen, batch)
-            norm = optimizer.step(grads, stage.grad_clip_norm)
+            norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer)
             for seed, info in enumerate(infos):
-                info.update({name: value[seed] for name, value in values.items()})
-                info[stage.norm_key] = norm[seed]
-                info[stage.loss_key] = loss[seed].detach()
+                if info is not None:
+                    info.update({name: value[seed] for name, value in values.items()})
+                    info[stage.norm_key] = norm[seed]
+                    info[stage.loss_key] = loss[seed].detach()
         return infos
 
     def _gradient(self, loss: LossFn) -> Callable[..., Any]:
@@ -109,9 +118,15 @@ class SeedStack:
         # a loss that draws random numbers would draw them for all seeds from one generator: refused
         return vmap(grad_and_value(seed_loss, has_aux=True), randomness='error')
 
-    def _optimizer(self, first: torch.optim.Optimizer, seeds: list[torch.optim.Optimizer]) -> _StackedOptimizer:
-        stacked = self._optimizers.get(id(first))
+    def _optimizer(self, seed: int, optimizer: torch.optim.Optimizer) -> _StackedOptimizer:
+        """The stacked optimizer that stands for `optimizer` of `seed` (the same one of every seed)."""
+        position = next((index for index, own in enumerate(self._seed_optimizers[seed]) if own is optimizer), None)
+        if position is None:
+            raise ConfigError('a seed group steps the optimizers of Policy.learn_optimizers() only; a loss stage '
+                              'of this policy names another one')
+        stacked = self._optimizers.get(position)
         if stacked is None:
+            first = self._seed_optimizers[0][position]
             keys = []
             for group in first.param_groups:
                 for param in group['params']:
@@ -119,7 +134,8 @@ class SeedStack:
                         raise ConfigError('a seed group steps only the tensors of Policy.stacked_modules(); an '
                                           'optimizer of this policy steps another one')
                     keys.append(self._key_of[id(param)])
-            stacked = self._optimizers[id(first)] = _StackedOptimizer(first, seeds, keys, self.tensors)
+            stacked = _StackedOptimizer(first, [own[position] for own in self._seed_optimizers], keys, self.tensors)
+            self._optimizers[position] = stacked
         return stacked
 
 
@@ -167,8 +183,10 @@ class _StackedOptimizer:
                     name: value[seed] if _per_element(name, value) else value for name, value in state.items()}
         self._linked = True
 
-    def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float]) -> torch.Tensor:
-        """Clip each seed's gradient to `max_norm` over this optimizer's tensors and step; the norms [S]."""
+    def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float],
+             schedule: torch.optim.Optimizer) -> torch.Tensor:
+        """Clip each seed's gradient to `max_norm` over this optimizer's tensors and step at the learning rate of
+        `schedule` (a live seed's optimizer, as its plan set it); the norms [S]."""
         ordered = [grads[key] for key in self.keys]
         norm = torch.linalg.vector_norm(
             torch.stack([torch.linalg.vector_norm(grad.flatten(1), dim=1) for grad in ordered]), dim=0)
@@ -177,8 +195,8 @@ class _StackedOptimizer:
             ordered = [grad * scale.view(-1, *([1] * (grad.dim() - 1))) for grad in ordered]
         for param, grad in zip(self.params, ordered):
             param.grad = grad
-        for group, first_group in zip(self.optimizer.param_groups, self.first.param_groups):
-            group['lr'] = first_group['lr']  # the seeds' shared schedule, as seed 0's plan set it
+        for group, own_group in zip(self.optimizer.param_groups, schedule.param_groups):
+            group['lr'] = own_group['lr']  # the seeds share a config, so a schedule
         self.optimizer.step()
         for param in self.params:
             param.grad = None

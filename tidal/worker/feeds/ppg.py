@@ -70,7 +70,7 @@ class AuxPhaseFeed(RolloutFeed):
 
     def aux_phase(self) -> None:
         """`num_updates_per_train_iter` epochs over the buffer, then it is emptied (algorithm 1, lines 7-12)."""
-        self.aux_mode.reset()  # pi_old is the policy as the phase finds it
+        self.learner.start_phase(self.aux_mode)  # pi_old is the policy as the phase finds it
         starts = self.sequence_starts()
         offsets = torch.arange(self.length) * self.envs  # an env's consecutive steps lie `envs` rows apart
         for _ in range(self.aux_epochs):

@@ -1,0 +1,275 @@
+"""Several seeds of one config trained in one process: `tidal train CONFIG --seeds N`.
+
+Every seed is a whole run of its own (`Run`): its run folder `<group>/seed_<k>/` as a run alone writes it, its
+envs, replay or rollouts, generators, evaluations and checkpoints, so `tidal resume`, `tidal eval` and
+`tidal export` take a seed's folder as any other. What the seeds share is the arithmetic of their updates:
+the seeds' feeds step in turn, writing down the updates they ask for (`UpdateRecorder`), and the group makes
+the k-th update of every seed in one pass over weights stacked along a seed dimension (`SeedStack`).
+
+The seeds go in lockstep, one feed step each per round. A seed that fails (diverges, its env breaks) stops
+alone with its usual one line, named by its seed; the others go on. Between its turns each seed's global
+generators are put aside, so no seed draws from another's. `<group>/aggregate/` holds the IQM curve of the
+seeds with its 95% band and a summary of their returns; `tidal resume <group>` continues every seed.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional, Sequence
+
+from easydict import EasyDict
+from tqdm import tqdm
+
+from tidal.base.errors import ConfigError, TidalError
+from tidal.base.feed import FeedClass
+from tidal.entry.run import Run, RunInterrupted
+from tidal.policies.base import Policy
+from tidal.rl_utils.stats import iqm, iqm_ci, median
+from tidal.worker.plot import plot_curves
+from tidal.worker.rng import rng_state, set_rng_state
+from tidal.worker.seed_stack import SeedStack
+from tidal.worker.update_recorder import UpdateRequest
+
+GROUP_FILE = 'group.json'
+AGGREGATE_DIR = 'aggregate'
+PLOT_SECS = 30.0
+
+
+def seed_folder(group_dir: Path, seed: int) -> Path:
+    return group_dir / f'seed_{seed}'
+
+
+def check_groupable(cfg: EasyDict, feed_cls: FeedClass, policy: Policy) -> None:
+    """Refuse, in one line naming it, a policy or setting whose seeds cannot share their updates."""
+    name = cfg.policy.type
+    if not feed_cls.spec(cfg).groups:
+        raise ConfigError(f"policy '{name}' cannot train several seeds in one process (its '{feed_cls.name}' feed "
+                          f"reads its updates back within a step); run one process per seed (-s SEED)")
+    if policy.learn_mode.plan is None:
+        raise ConfigError(f"policy '{name}' cannot train several seeds in one process: it does not state its update "
+                          f"as loss stages (Policy._learn_plan); run one process per seed (-s SEED)")
+    if cfg.collector.type == 'ray':
+        raise ConfigError("collector.type 'ray' cannot serve a seed group (--seeds): its seeds step local envs; "
+                          "train one process per seed with Ray")
+
+
+@dataclass
+class Member:
+    """One seed of the group: its run, and its global generators' state while the others have their turn."""
+
+    seed: int
+    run: Run
+    rng: dict[str, Any]
+    live: bool = True
+    interrupted: Optional[RunInterrupted] = None
+    requests: list[UpdateRequest] = field(default_factory=list)
+
+
+class SeedGroup:
+    """The seeds' runs, built one after the other (each from its own seed) and trained in lockstep."""
+
+    def __init__(self, cfgs: Sequence[EasyDict], run_dirs: Sequence[Path], group_dir: Path, feed_cls: FeedClass,
+                 max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool = True,
+                 resume_states: Optional[Sequence[Optional[dict[str, Any]]]] = None) -> None:
+        self.group_dir, self.progress = group_dir, progress
+        self.max_env_step = max_env_step
+        self.members: list[Member] = []
+        states = list(resume_states) if resume_states is not None else [None] * len(cfgs)
+        try:
+            for cfg, run_dir, state in zip(cfgs, run_dirs, states):
+                run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress=False, resume_state=state,
+                          record_updates=True)
+                self.members.append(Member(cfg.seed, run, rng_state()))  # the run seeded the generators
+                if len(self.members) == 1:
+                    check_groupable(cfg, feed_cls, run.policy)
+        except BaseException:
+            for member in self.members:
+                member.run.collector.close()
+                member.run.evaluator.env.close()
+            raise
+        self.stack = SeedStack([member.run.policy for member in self.members])
+        self._last_plot = -float('inf')
+
+    # ----- the loop ----------------------------------------------------------------------------
+    def train(self) -> list[Policy]:
+        """Train every seed to its end; a signal checkpoints every seed and stops the group."""
+        start = time.monotonic()
+        restore_signals = self._catch_signals()
+        total = None if self.max_env_step is None else self.max_env_step * len(self.members)
+        bar = tqdm(total=total, unit='step', dynamic_ncols=True, disable=not self.progress, mininterval=1.0)
+        try:
+            for member in self.members:
+                member.run.begin()
+            while self._live():
+                for member in self._live():
+                    ended = self._turn(member, member.run.top_of_loop)
+                    if ended is not None:
+                        self._finish(member, ended)
+                for member in self._live():
+                    self._turn(member, member.run.feed_step)
+                self._update()
+                bar.update(sum(member.run.env_step for member in self.members) - bar.n)
+                self._plot_due()
+        except BaseException as err:
+            for member in self._live():
+                self._stop(member, err)
+            raise
+        finally:
+            restore_signals()
+            bar.close()
+            self._write_aggregate(time.monotonic() - start)
+        interrupted = [member.interrupted for member in self.members if member.interrupted is not None]
+        if interrupted:
+            signum = interrupted[0].signum
+            raise RunInterrupted(f'{signal.Signals(signum).name}: every seed saved a checkpoint; continue with: '
+                                 f'tidal resume {self.group_dir}', signum)
+        return [member.run.policy for member in self.members]
+
+    def _live(self) -> list[Member]:
+        return [member for member in self.members if member.live]
+
+    @contextmanager
+    def _own_generators(self, member: Member) -> Iterator[None]:
+        set_rng_state(member.rng)
+        try:
+            yield
+        finally:
+            member.rng = rng_state()
+
+    def _turn(self, member: Member, step: Any, own_generators: bool = True) -> Any:
+        """`step()` for one seed; a seed that fails (a TidalError) stops alone, a signal stops it saved."""
+        try:
+            if not own_generators:
+                return step()
+            with self._own_generators(member):
+                return step()
+        except RunInterrupted as err:
+            member.interrupted = err
+            self._stop(member, err)
+        except TidalError as err:
+            self._stop(member, err)
+            tqdm.write(f'tidal: seed {member.seed} stopped: {err}', file=sys.stderr)
+        return None
+
+    def _update(self) -> None:
+        """Make the updates the live seeds' feeds asked for, the k-th of every seed together."""
+        live = self._live()
+        for member in live:
+            member.requests = member.run.recorder.take() if member.run.recorder else []
+        counts = {len(member.requests) for member in live}
+        if len(counts) > 1:
+            raise TidalError(f'the seeds of the group asked for different numbers of updates in one round '
+                             f'({sorted(counts)}): their feeds are out of step')
+        for index in range(counts.pop() if counts else 0):
+            live = [member for member in live if member.live]
+            if not live:
+                return
+            requests = {member.seed: member.requests[index] for member in live}
+            kind = next(iter(requests.values())).kind
+            if kind == 'start':
+                for member in live:
+                    self._turn(member, requests[member.seed].mode.reset, own_generators=False)
+                continue
+            plans = [None if member.seed not in requests else requests[member.seed].mode.plan(  # type: ignore[misc]
+                requests[member.seed].batch) for member in self.members]
+            batches = [None if member.seed not in requests else requests[member.seed].batch
+                       for member in self.members]
+            infos = self.stack.update(plans, batches)
+            for position, member in enumerate(self.members):
+                if member.seed not in requests:
+                    continue
+                request, info = requests[member.seed], infos[position]
+                if kind == 'train':
+                    self._turn(member, lambda: member.run.learner.record(info), own_generators=False)
+                else:
+                    self._turn(member, lambda: member.run.learner.record_phase(request.phase, request.mode, info),
+                               own_generators=False)
+
+    # ----- endings -----------------------------------------------------------------------------
+    def _finish(self, member: Member, outcome: str) -> None:
+        """A seed that reached its budget or stop value: its last evaluation and checkpoint, then it closes."""
+        try:
+            with self._own_generators(member):
+                member.run.conclude(outcome)
+        except TidalError as err:
+            self._stop(member, err)
+            tqdm.write(f'tidal: seed {member.seed} stopped: {err}', file=sys.stderr)
+            return
+        self._close(member, outcome)
+
+    def _stop(self, member: Member, err: BaseException) -> None:
+        outcome, _ = member.run.failed(err) if not isinstance(err, RunInterrupted) else (f'stopped: {err}', err)
+        self._close(member, outcome)
+
+    def _close(self, member: Member, outcome: str) -> None:
+        member.live = False
+        self.stack.release(self.members.index(member))
+        member.run.close(outcome)
+
+    def _catch_signals(self) -> Any:
+        """SIGTERM / SIGINT reach every seed's run: each saves at its next turn and stops."""
+        handlers = [member.run.lockstep for member in self.members]
+        previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+        def handle(signum: int, frame: Any) -> None:
+            if any(lockstep.signum is not None for lockstep in handlers) and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            for lockstep in handlers:
+                lockstep.signum = signum
+        for signum in previous:
+            signal.signal(signum, handle)
+
+        def restore() -> None:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        return restore
+
+    # ----- the aggregate folder ------------------------------------------------------------------
+    def _plot_due(self) -> None:
+        if time.monotonic() - self._last_plot >= PLOT_SECS:
+            self._plot()
+
+    def _plot(self) -> None:
+        self._last_plot = time.monotonic()
+        runs = [member.run.run_dir for member in self.members if (member.run.run_dir / 'evals.csv').is_file()]
+        if not runs:
+            return
+        out = self.group_dir / AGGREGATE_DIR
+        out.mkdir(exist_ok=True)
+        try:
+            plot_curves(runs, out / 'curve.png', title=f'{self.group_dir.name} ({len(runs)} seeds)')
+        except (OSError, TidalError):  # a seed without evaluations yet, a full disk: the next plot tries again
+            pass
+
+    def _write_aggregate(self, wall_time: float) -> None:
+        """The aggregate curve, and summary.json: every seed's outcome and returns, their median and IQM."""
+        try:
+            self._plot()
+            summary = group_summary(self.group_dir, [member.run for member in self.members], wall_time)
+            (self.group_dir / AGGREGATE_DIR).mkdir(exist_ok=True)
+            path = self.group_dir / AGGREGATE_DIR / 'summary.json'
+            tmp = path.with_name('.summary.json.tmp')
+            tmp.write_text(json.dumps(summary, indent=2) + '\n')
+            tmp.replace(path)
+        except OSError:
+            pass
+
+
+def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
+    seeds = [{'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)), 'env_step': run.env_step,
+              'train_iter': run.learner.train_iter, 'last_return': run.last_return,
+              'best_return': None if run.best_return == -float('inf') else run.best_return} for run in runs]
+    summary: dict[str, Any] = {'seeds': seeds, 'wall_time': wall_time,
+                               'env_steps_per_s': sum(run.env_step for run in runs) / wall_time if wall_time else 0.0}
+    finals = [seed['last_return'] for seed in seeds if seed['last_return'] is not None]
+    if finals:
+        summary.update(last_return_median=median(finals), last_return_iqm=iqm(finals))
+        if len(finals) >= 2:
+            interval = iqm_ci(finals)
+            summary['last_return_iqm_ci95'] = [interval.low, interval.high]
+    return summary
