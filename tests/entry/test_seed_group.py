@@ -1,0 +1,204 @@
+"""Seed groups end to end: each seed of `train(..., seeds=[...])` is the run it would be alone, the group folder,
+refusals, a seed that fails stopping alone, kill and resume, and the CLI's --seeds."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+
+import pytest
+import torch
+
+from tidal.base.errors import ConfigError
+from tidal.entry.cli import main
+from tidal.entry.pipelines import resume, train
+from tidal.entry.result import GroupResult
+from tidal.entry.run import Run, RunInterrupted
+from tidal.entry.seed_group import SeedGroup
+from tidal.worker.checkpoint import load_checkpoint
+
+STEPS = 2048
+
+
+def returns(run_dir):
+    with open(run_dir / 'evals.csv') as file:
+        return [float(row['return_mean']) for row in csv.DictReader(file)]
+
+
+def final_model(run_dir):
+    return load_checkpoint(run_dir / 'ckpt' / 'latest.pt')['policy']['model']
+
+
+def assert_same_model(a, b, tol):
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.allclose(a[key], b[key], atol=tol, rtol=0), (key, (a[key] - b[key]).abs().max())
+
+
+@pytest.fixture(scope='module')
+def ppo_group(tmp_path_factory):
+    """An uninterrupted group of seeds 0 and 1 (shared by the tests that compare with it)."""
+    group_dir = tmp_path_factory.mktemp('group') / 'g'
+    result = train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False,
+                   overrides=[f'exp_name={group_dir}'])
+    return result, group_dir
+
+
+def test_each_seed_of_a_group_is_its_run_alone(ppo_group, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result, group_dir = ppo_group
+    alone = train('cartpole_ppo', seed=1, max_env_step=STEPS, progress=False, overrides=['exp_name=alone'])
+    seed_1 = group_dir / 'seed_1'
+    assert len(returns(seed_1)) == 3  # env steps 0, 1024, 2048
+    assert returns(seed_1) == returns(alone.run_dir)
+    assert_same_model(final_model(seed_1), final_model(alone.run_dir), 1e-4)
+    # seed 0 is another run
+    assert returns(group_dir / 'seed_0') != returns(seed_1)
+
+    # the result and the folder
+    assert isinstance(result, GroupResult) and result.group_dir == group_dir
+    assert [run.run_dir.name for run in result.runs] == ['seed_0', 'seed_1']
+    assert json.loads((group_dir / 'group.json').read_text())['seeds'] == [0, 1]
+    for seed in (0, 1):
+        run_dir = group_dir / f'seed_{seed}'
+        for name in ('config.yaml', 'evals.csv', 'summary.json', 'ckpt/latest.pt'):
+            assert (run_dir / name).is_file(), (seed, name)
+        assert f'seed: {seed}' in (run_dir / 'config.yaml').read_text()
+        own = json.loads((run_dir / 'summary.json').read_text())
+        assert own['env_step'] == STEPS and own['outcome'].startswith('budget')
+    assert (group_dir / 'aggregate' / 'curve.png').is_file()
+    summary = json.loads((group_dir / 'aggregate' / 'summary.json').read_text())
+    assert [entry['seed'] for entry in summary['seeds']] == [0, 1]
+    lasts = []
+    for entry in summary['seeds']:
+        run_dir = group_dir / entry['run_dir']
+        assert entry['run_dir'] == f"seed_{entry['seed']}"
+        assert entry['env_step'] == STEPS and entry['train_iter'] == 160  # 4 rollouts x 40 updates
+        assert entry['last_return'] == returns(run_dir)[-1]
+        assert entry['best_return'] == max(returns(run_dir))
+        lasts.append(entry['last_return'])
+    assert summary['last_return_median'] == pytest.approx(sum(lasts) / 2)
+    assert summary['last_return_iqm'] == pytest.approx(sum(lasts) / 2)
+    low, high = summary['last_return_iqm_ci95']
+    assert min(lasts) - 1e-9 <= low <= high <= max(lasts) + 1e-9
+    assert summary['env_steps_per_s'] == pytest.approx(2 * STEPS / summary['wall_time'])
+
+
+# BUG (tidal): the first aux phase of a PPG seed group raises RuntimeError ('vmap: We do not support batching
+# operators that can support dynamic shape...'): PPG's aux loss takes torch's kl_divergence(Categorical,
+# Categorical), which indexes with a boolean mask. Remove the mark when that is fixed.
+@pytest.mark.xfail(raises=RuntimeError, strict=True,
+                   reason='vmap cannot batch the boolean-mask indexing of torch kl_divergence(Categorical, Categorical)')
+def test_ppg_group_with_aux_phase_equals_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # n_sample 512: a rollout per 512 env steps, so interval 2 makes an aux phase at 1024 and at 2048
+    overrides = ['policy.aux.interval=2']
+    train('cartpole_ppg', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=[*overrides, 'exp_name=g'])
+    alone = train('cartpole_ppg', seed=1, max_env_step=STEPS, progress=False, overrides=[*overrides, 'exp_name=a'])
+    seed_1 = tmp_path / 'g' / 'seed_1'
+    assert 'aux_total_loss' in (seed_1 / 'log.txt').read_text()
+    assert 'aux_total_loss' in (alone.run_dir / 'log.txt').read_text()
+    assert returns(seed_1) == returns(alone.run_dir)
+    assert_same_model(final_model(seed_1), final_model(alone.run_dir), 1e-4)
+
+
+def one_line_config_error(call):
+    with pytest.raises(ConfigError) as info:
+        call()
+    message = str(info.value)
+    assert '\n' not in message
+    return message
+
+
+def test_refusals(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    message = one_line_config_error(
+        lambda: train('pendulum_sac', seeds=[0, 1], max_env_step=2000, progress=False, overrides=['exp_name=sac']))
+    assert "'sac'" in message and 'seeds' in message
+    assert not (tmp_path / 'sac').exists()  # a refused group leaves no folder
+    message = one_line_config_error(
+        lambda: train('cartpole_ppo', seeds=[1, 1], max_env_step=1024, progress=False, overrides=['exp_name=x']))
+    assert 'twice' in message and '[1, 1]' in message
+    message = one_line_config_error(
+        lambda: train('cartpole_ppo', seed=3, seeds=[0, 1], max_env_step=1024, progress=False,
+                      overrides=['exp_name=x']))
+    assert 'seed' in message and 'seeds' in message
+    assert not (tmp_path / 'x').exists()
+    capsys.readouterr()
+    code = main(['train', 'cartpole_ppo', '--seeds', '0,0', '--max-env-step', '1024', '--no-progress',
+                 '--exp-name', 'cli'])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'twice' in err and 'Traceback' not in err
+    assert not (tmp_path / 'cli').exists()
+
+
+def test_a_diverging_seed_stops_alone(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    original, calls = SeedGroup._update, []
+
+    def update(self):
+        original(self)
+        calls.append(1)
+        if len(calls) == 2:  # after the second round's updates, seed 1's weights go NaN
+            key = next(key for key in self.stack.tensors if key.endswith('weight'))
+            self.stack.tensors[key][1].fill_(float('nan'))
+    monkeypatch.setattr(SeedGroup, '_update', update)
+    result = train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+    group_dir = tmp_path / 'g'
+    seed_0 = json.loads((group_dir / 'seed_0' / 'summary.json').read_text())
+    seed_1 = json.loads((group_dir / 'seed_1' / 'summary.json').read_text())
+    assert seed_0['env_step'] == STEPS and seed_0['outcome'].startswith('budget')
+    assert seed_1['outcome'].startswith('stopped'), seed_1['outcome']
+    assert seed_1['env_step'] < STEPS
+    err_lines = capsys.readouterr().err.splitlines()
+    assert sum(line.startswith('tidal: seed 1 stopped:') for line in err_lines) == 1
+    assert not any(line.startswith('tidal: seed 0 stopped') for line in err_lines)
+    # seed 0's weights are finite and were not touched by seed 1's NaN
+    assert all(torch.isfinite(value).all() for value in final_model(group_dir / 'seed_0').values())
+    summary = json.loads((group_dir / 'aggregate' / 'summary.json').read_text())
+    assert [entry['seed'] for entry in summary['seeds']] == [0, 1]
+    assert summary['seeds'][0]['env_step'] == STEPS
+    assert isinstance(result, GroupResult)
+
+
+def test_kill_and_resume_is_exact(ppo_group, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _, reference = ppo_group
+    original, calls = Run.feed_step, []
+
+    def feed_step(self):
+        calls.append(1)
+        if len(calls) == 3:  # seed 0's second feed step
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self)
+    monkeypatch.setattr(Run, 'feed_step', feed_step)
+    with pytest.raises(RunInterrupted):
+        train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+    monkeypatch.setattr(Run, 'feed_step', original)
+    group_dir = tmp_path / 'g'
+    for seed in (0, 1):
+        state = load_checkpoint(group_dir / f'seed_{seed}' / 'ckpt' / 'latest.pt')
+        assert not state['finished'] and 0 < state['collector']['env_step'] < STEPS
+    result = resume(group_dir)
+    assert isinstance(result, GroupResult)
+    for seed in (0, 1):
+        run_dir = group_dir / f'seed_{seed}'
+        assert returns(run_dir) == returns(reference / f'seed_{seed}')
+        assert_same_model(final_model(run_dir), final_model(reference / f'seed_{seed}'), 1e-6)
+        assert json.loads((run_dir / 'summary.json').read_text())['env_step'] == STEPS
+    assert resume(group_dir) is None  # the group ended
+
+
+def test_cli_seeds_count_and_list(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    common = ['--max-env-step', '1024', '--no-progress']
+    assert main(['train', 'cartpole_ppo', '-s', '5', '--seeds', '2', *common, '--exp-name', 'g']) == 0
+    assert sorted(path.name for path in (tmp_path / 'g').glob('seed_*')) == ['seed_5', 'seed_6']
+    assert json.loads((tmp_path / 'g' / 'group.json').read_text())['seeds'] == [5, 6]
+    assert 'seed: 6' in (tmp_path / 'g' / 'seed_6' / 'config.yaml').read_text()
+    assert main(['train', 'cartpole_ppo', '--seeds', '3,7', *common, '--exp-name', 'h']) == 0
+    assert sorted(path.name for path in (tmp_path / 'h').glob('seed_*')) == ['seed_3', 'seed_7']
+    summary = json.loads((tmp_path / 'h' / 'aggregate' / 'summary.json').read_text())
+    assert [entry['seed'] for entry in summary['seeds']] == [3, 7]

@@ -1,0 +1,213 @@
+"""SeedStack: the vmapped update of a seed group equals each seed's update alone, seed by seed."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from tidal.entry.setup import load_config
+from tidal.worker.builders import build_policy, set_seed
+from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
+from tidal.worker.seed_stack import SeedStack
+
+SEEDS = (0, 1, 2)
+BATCH = 64
+TOL = 1e-5
+
+
+def policies(config, overrides=(), seeds=SEEDS):
+    cfg = load_config(config, overrides=list(overrides))
+    built = []
+    for seed in seeds:
+        set_seed(seed)
+        built.append(build_policy(copy.deepcopy(cfg)))
+    return built
+
+
+def ppo_batch(gen, env_step):
+    return {
+        'obs': torch.randn(BATCH, 4, generator=gen),
+        'action': torch.randint(0, 2, (BATCH,), generator=gen),
+        'log_prob': -0.69 + 0.1 * torch.randn(BATCH, generator=gen),
+        'value': torch.randn(BATCH, generator=gen),
+        'advantage': torch.randn(BATCH, generator=gen),
+        'return': torch.randn(BATCH, generator=gen),
+        'env_step': env_step,
+    }
+
+
+def aux_batch(gen, env_step):
+    return {'obs': torch.randn(BATCH, 4, generator=gen), 'return': 2 * torch.randn(BATCH, generator=gen),
+            'env_step': env_step}
+
+
+def batches_for(round_index, make, seeds=SEEDS):
+    """Each seed's own batch of one round (different per seed, the same in the alone and the group runs)."""
+    gen = torch.Generator().manual_seed(1000 * round_index + 7)
+    return [make(gen, 512 * round_index) for _ in seeds]
+
+
+def weights(policy):
+    return {f'{name}.{key}': tensor.detach().clone() for name, module in policy.stacked_modules().items()
+            for key, tensor in [*module.named_parameters(), *module.named_buffers()]}
+
+
+def assert_same_weights(a, b, tol=TOL):
+    wa, wb = weights(a), weights(b)
+    assert wa.keys() == wb.keys()
+    for key in wa:
+        assert torch.allclose(wa[key], wb[key], atol=tol, rtol=0), (key, (wa[key] - wb[key]).abs().max())
+
+
+def assert_same_infos(alone, group, keys):
+    for key in keys:
+        assert abs(float(alone[key]) - float(group[key])) <= TOL, (key, float(alone[key]), float(group[key]))
+
+
+def run_both(overrides=(), rounds=20):
+    alone, group = policies('cartpole_ppo', overrides), policies('cartpole_ppo', overrides)
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g, 0.0)  # built from the same seeds
+    first = [next(iter(p._model.parameters())) for p in alone[:2]]
+    assert not torch.equal(*first)  # the seeds start apart
+    stack = SeedStack(group)
+    alone_infos, group_infos = [], []
+    for r in range(rounds):
+        batches = batches_for(r, ppo_batch)
+        alone_infos.append([p.learn_mode.forward(b) for p, b in zip(alone, batches)])
+        group_infos.append(stack.update([p.learn_mode.plan(b) for p, b in zip(group, batches)], batches))
+    return alone, group, stack, alone_infos, group_infos
+
+
+def test_stacked_ppo_updates_equal_each_seed_alone():
+    alone, group, _, alone_infos, group_infos = run_both()
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g)
+    # the updates moved the weights far more than the tolerance
+    start, end = weights(policies('cartpole_ppo', seeds=(0,))[0]), weights(group[0])
+    assert max((end[k] - start[k]).abs().max().item() for k in start) > 1e-2
+    for a_round, g_round in zip(alone_infos, group_infos):
+        for a_info, g_info in zip(a_round, g_round):
+            assert_same_infos(a_info, g_info, ['total_loss', 'grad_norm', 'policy_loss', 'value_loss'])
+    # the seeds differ from one another: each got its own update
+    assert abs(float(group_infos[-1][0]['total_loss']) - float(group_infos[-1][1]['total_loss'])) > 1e-4
+
+
+def test_gradient_clipping_is_per_seed():
+    clip = 0.05
+    alone, group, _, alone_infos, group_infos = run_both([f'policy.learn.grad_clip_norm={clip}'], rounds=10)
+    assert alone[0]._cfg.learn.grad_clip_norm == clip
+    norms = [[float(info['grad_norm']) for info in round_infos] for round_infos in group_infos]
+    # clipping is active for every seed, and the seeds' norms differ (a global norm would scale them alike)
+    assert min(min(n) for n in norms) > 4 * clip
+    assert len({round(n, 4) for n in norms[0]}) == len(SEEDS)
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g)
+    for a_round, g_round in zip(alone_infos, group_infos):
+        for a_info, g_info in zip(a_round, g_round):
+            assert_same_infos(a_info, g_info, ['total_loss', 'grad_norm', 'policy_loss'])
+
+
+def test_seed_state_dict_is_a_single_seed_state(tmp_path):
+    alone, group, _, _, _ = run_both(rounds=5)
+    for seed, (a, g) in enumerate(zip(alone, group)):
+        # through a checkpoint file, as a run saves and resumes it
+        path = save_checkpoint({'policy': g.learn_mode.state_dict()}, tmp_path / f'seed_{seed}.pt')
+        state = load_checkpoint(path)['policy']
+        fresh = policies('cartpole_ppo', seeds=(100 + seed,))[0]
+        fresh.learn_mode.load_state_dict(state)
+        assert_same_weights(a, fresh)
+        a_state, f_state = a._optimizer.state_dict()['state'], fresh._optimizer.state_dict()['state']
+        assert a_state.keys() == f_state.keys() and len(a_state) > 0
+        for index in a_state:
+            assert float(a_state[index]['step']) == float(f_state[index]['step']) == 5
+            for name in ('exp_avg', 'exp_avg_sq'):
+                assert f_state[index][name].shape == a_state[index][name].shape  # no seed dimension
+                assert torch.allclose(a_state[index][name], f_state[index][name], atol=TOL, rtol=0), (index, name)
+        # the loaded policy goes on exactly as the alone one
+        batch = batches_for(99, ppo_batch)[seed]
+        assert_same_infos(a.learn_mode.forward(batch), fresh.learn_mode.forward(batch), ['total_loss', 'grad_norm'])
+        assert_same_weights(a, fresh)
+
+
+def test_released_seed_is_left_alone():
+    group = policies('cartpole_ppo')
+    stack = SeedStack(group)
+    batches = batches_for(0, ppo_batch)
+    stack.update([p.learn_mode.plan(b) for p, b in zip(group, batches)], batches)
+    stack.release(1)
+    before = [weights(p) for p in group]
+    moments = {i: s['exp_avg'].clone() for i, s in group[1]._optimizer.state_dict()['state'].items()}
+    for r in range(1, 4):
+        batches = batches_for(r, ppo_batch)
+        plans = [None if seed == 1 else p.learn_mode.plan(b) for seed, (p, b) in enumerate(zip(group, batches))]
+        infos = stack.update(plans, [None if seed == 1 else b for seed, b in enumerate(batches)])
+        assert infos[1] is None and infos[0] is not None and infos[2] is not None
+    after = [weights(p) for p in group]
+    for key in before[1]:
+        assert torch.equal(before[1][key], after[1][key]), key
+    for index, state in group[1]._optimizer.state_dict()['state'].items():
+        assert torch.equal(state['exp_avg'], moments[index])
+    for seed in (0, 2):
+        assert any(not torch.equal(before[seed][k], after[seed][k]) for k in before[seed])
+    # the released seed can still learn alone, without touching the others
+    kept = weights(group[0])
+    group[1].learn_mode.forward(batches_for(9, ppo_batch)[1])
+    assert any(not torch.equal(after[1][k], weights(group[1])[k]) for k in after[1])
+    assert all(torch.equal(kept[k], weights(group[0])[k]) for k in kept)
+
+
+def test_checkpoint_of_one_seed_holds_only_its_own_slice(tmp_path):
+    group = policies('cartpole_ppo', seeds=tuple(range(8)))
+    stack = SeedStack(group)
+    batches = batches_for(0, ppo_batch, seeds=range(8))
+    stack.update([p.learn_mode.plan(b) for p, b in zip(group, batches)], batches)
+    state = {'policy': group[3].learn_mode.state_dict()}
+    viewing = save_checkpoint(state, tmp_path / 'view.pt')
+    cloned = save_checkpoint({'policy': {k: v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v)
+                                         for k, v in group[3].learn_mode.state_dict().items()}},
+                             tmp_path / 'clone.pt')
+    sizes = viewing.stat().st_size, cloned.stat().st_size
+    assert abs(sizes[0] - sizes[1]) <= 0.03 * sizes[1], sizes
+    # the state saved is still the seed's own, and saving left the stack in place
+    weight = next(iter(group[3]._model.parameters()))
+    assert weight.untyped_storage().nbytes() > weight.numel() * weight.element_size()
+
+
+# BUG (tidal): PPG's aux loss takes kl_divergence(Categorical, Categorical), whose torch implementation indexes
+# with a boolean mask (`t[(q.probs == 0).expand_as(t)] = inf`), which torch.func.vmap refuses: the stacked aux
+# update raises RuntimeError for discrete actions. Remove the mark when that is fixed.
+@pytest.mark.xfail(raises=RuntimeError, strict=True,
+                   reason='vmap cannot batch the boolean-mask indexing of torch kl_divergence(Categorical, Categorical)')
+def test_stacked_ppg_aux_updates_equal_each_seed_alone():
+    overrides = ['policy.aux.interval=2']
+    alone, group = policies('cartpole_ppg', overrides), policies('cartpole_ppg', overrides)
+    assert 'old_model' in group[0].stacked_modules()
+    stack = SeedStack(group)
+    # pi_old frozen first, then policy-phase updates move the policy away from it: the KL term of the aux
+    # loss has gradients well above rounding (at pi == pi_old Adam would magnify rounding noise of a zero gradient)
+    for p in [*alone, *group]:
+        p.aux_mode.reset()
+    for r in range(3):
+        batches = batches_for(r, ppo_batch)
+        for p, b in zip(alone, batches):
+            p.learn_mode.forward(b)
+        stack.update([p.learn_mode.plan(b) for p, b in zip(group, batches)], batches)
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g)
+    kls = []
+    for r in range(3, 8):
+        batches = batches_for(r, aux_batch)
+        alone_infos = [p.aux_mode.forward(b) for p, b in zip(alone, batches)]
+        group_infos = stack.update([p.aux_mode.plan(b) for p, b in zip(group, batches)], batches)
+        for a_info, g_info in zip(alone_infos, group_infos):
+            assert_same_infos(a_info, g_info, ['aux_total_loss', 'aux_grad_norm', 'aux_value_loss', 'aux_policy_kl'])
+        kls.append([float(info['aux_policy_kl']) for info in group_infos])
+    assert min(kls[0]) > 1e-6, kls  # the KL term is in play
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g)
+        a_state = a._aux_optimizer.state_dict()['state']
+        g_state = g._aux_optimizer.state_dict()['state']
+        for index in a_state:
+            assert torch.allclose(a_state[index]['exp_avg'], g_state[index]['exp_avg'], atol=TOL, rtol=0)
