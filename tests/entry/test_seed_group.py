@@ -85,11 +85,6 @@ def test_each_seed_of_a_group_is_its_run_alone(ppo_group, tmp_path, monkeypatch)
     assert summary['env_steps_per_s'] == pytest.approx(2 * STEPS / summary['wall_time'])
 
 
-# BUG (tidal): the first aux phase of a PPG seed group raises RuntimeError ('vmap: We do not support batching
-# operators that can support dynamic shape...'): PPG's aux loss takes torch's kl_divergence(Categorical,
-# Categorical), which indexes with a boolean mask. Remove the mark when that is fixed.
-@pytest.mark.xfail(raises=RuntimeError, strict=True,
-                   reason='vmap cannot batch the boolean-mask indexing of torch kl_divergence(Categorical, Categorical)')
 def test_ppg_group_with_aux_phase_equals_alone(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # n_sample 512: a rollout per 512 env steps, so interval 2 makes an aux phase at 1024 and at 2048

@@ -175,11 +175,6 @@ def test_checkpoint_of_one_seed_holds_only_its_own_slice(tmp_path):
     assert weight.untyped_storage().nbytes() > weight.numel() * weight.element_size()
 
 
-# BUG (tidal): PPG's aux loss takes kl_divergence(Categorical, Categorical), whose torch implementation indexes
-# with a boolean mask (`t[(q.probs == 0).expand_as(t)] = inf`), which torch.func.vmap refuses: the stacked aux
-# update raises RuntimeError for discrete actions. Remove the mark when that is fixed.
-@pytest.mark.xfail(raises=RuntimeError, strict=True,
-                   reason='vmap cannot batch the boolean-mask indexing of torch kl_divergence(Categorical, Categorical)')
 def test_stacked_ppg_aux_updates_equal_each_seed_alone():
     overrides = ['policy.aux.interval=2']
     alone, group = policies('cartpole_ppg', overrides), policies('cartpole_ppg', overrides)

@@ -108,6 +108,7 @@ class Run:
         self._save_due = True  # a fresh run checkpoints at its start
         self._save_secs = learner_cfg.save_ckpt_secs
         self._last_plot = -float('inf')
+        self.plot_secs = PLOT_SECS  # a seed group draws its aggregate instead, and each seed's curve at its end
         self._periods = {  # of the learner's hooks
             'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
             'save': Period(learner_cfg.save_ckpt_freq, learner_cfg.save_ckpt_freq_env_steps, lambda: self.env_step)}
@@ -299,7 +300,7 @@ class Run:
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()
-        if time.monotonic() - self._last_plot >= PLOT_SECS:
+        if time.monotonic() - self._last_plot >= self.plot_secs:
             self._plot()
         progress = {'iter': self.learner.train_iter, 'eval_return': f'{result.return_mean:.1f}'}
         if collected:

@@ -14,6 +14,7 @@ seeds with its 95% band and a summary of their returns; `tidal resume <group>` c
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
 import time
@@ -84,6 +85,7 @@ class SeedGroup:
             for cfg, run_dir, state in zip(cfgs, run_dirs, states):
                 run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress=False, resume_state=state,
                           record_updates=True)
+                run.plot_secs = math.inf
                 self.members.append(Member(cfg.seed, run, rng_state()))  # the run seeded the generators
                 if len(self.members) == 1:
                     check_groupable(cfg, feed_cls, run.policy)

@@ -13,13 +13,14 @@ from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
-from torch.distributions import Distribution, kl_divergence
+from torch.distributions import Distribution
 
 from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.base.modes import LearnView
 from tidal.policies.ppo import PPOPolicy
 from tidal.registry import POLICY_REGISTRY
+from tidal.rl_utils.distributions import policy_kl
 
 AUX_MONITORS = ['aux_total_loss', 'aux_value_loss', 'aux_true_value_loss', 'aux_policy_kl', 'aux_grad_norm']
 
@@ -106,10 +107,10 @@ class PPGPolicy(PPOPolicy):
         returns = batch['return']
         true_value_loss = F.mse_loss(value, returns)  # L^value, on the value network (algorithm 1, line 10)
         aux_value_loss = F.mse_loss(aux_value, returns)  # L^aux (eq. 2's first term)
-        policy_kl = kl_divergence(old_dist, dist).mean()  # behaviour cloning term of L^joint (eq. 2)
-        loss = true_value_loss + aux_value_loss + self._cfg.aux.policy_kl_loss_weight * policy_kl
+        kl = policy_kl(old_dist, dist).mean()  # behaviour cloning term of L^joint (eq. 2)
+        loss = true_value_loss + aux_value_loss + self._cfg.aux.policy_kl_loss_weight * kl
         return loss, {'aux_value_loss': aux_value_loss.detach(), 'aux_true_value_loss': true_value_loss.detach(),
-                      'aux_policy_kl': policy_kl.detach()}
+                      'aux_policy_kl': kl.detach()}
 
     def stacked_modules(self) -> dict[str, torch.nn.Module]:
         return {**super().stacked_modules(), 'old_model': self._old_model}

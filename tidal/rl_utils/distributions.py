@@ -5,6 +5,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch.distributions import Categorical, Distribution, kl_divergence
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_2 = math.log(2.0)
@@ -52,3 +53,12 @@ def gumbel_max_sample(logits: torch.Tensor, generator: torch.Generator | None = 
     uniform = torch.rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
     uniform = uniform.clamp_(min=torch.finfo(logits.dtype).tiny)
     return (logits - (-uniform.log()).log()).argmax(dim=-1)
+
+
+def policy_kl(p: Distribution, q: Distribution) -> torch.Tensor:
+    """KL(p || q) of two action distributions of one family. Categoricals sum p * (log p - log q) directly:
+    torch's own form marks zero-probability actions by boolean indexing, which `torch.func.vmap` (a seed group's
+    update) cannot batch; masked actions have finite logits here, so their terms are 0 either way."""
+    if isinstance(p, Categorical) and isinstance(q, Categorical):
+        return (p.probs * (p.logits - q.logits)).sum(-1)
+    return kl_divergence(p, q)

@@ -1,0 +1,128 @@
+"""Many seeds in one process (`tidal train CONFIG --seeds N`) against one process per seed, side by side.
+
+For `cartpole_ppo` (PPO, CartPole-v1, 64x64 networks, minibatches of 128), the same seeds with the same
+budget, every run to its budget (the stop value is switched off):
+1. separate: `tidal train cartpole_ppo -s K` for K in 0..N-1, two processes at a time, one core and one
+   torch thread each: the way seeds are run without a group;
+2. grouped: `tidal train cartpole_ppo --seeds N` in one process, one torch thread, on one core; then the
+   same with two torch threads on both cores (the machine the separate runs used).
+Reported: wall clock from the first start to the last end, env steps/s over all seeds, learner updates/s,
+the final eval returns (median, IQM with its 95% interval) of each side, and whether each seed's
+eval returns agree between the two sides (they should, to the last evaluation).
+
+Outputs in `benchmarks/results/seed_group/`: `results.json`, `table.md`, `curves.png`.
+
+    python benchmarks/seed_group.py [--seeds 8] [--steps 20480] [--report-only]
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command, tidal_train_command
+from report import plot_curves, seed_summary
+
+CONFIG = 'cartpole_ppo'
+OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
+OUT = BENCH_DIR / 'results' / 'seed_group'
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--seeds', type=int, default=8)
+    parser.add_argument('--steps', type=int, default=20480, help='env steps per seed')
+    parser.add_argument('--out', type=Path, default=OUT)
+    parser.add_argument('--report-only', action='store_true', help='rebuild the report from finished runs')
+    return parser.parse_args(argv)
+
+
+def group_command(seeds: int, steps: int, run_dir: Path) -> list[str]:
+    cmd = [*TIDAL_CMD, 'train', CONFIG, '--seeds', str(seeds), '--max-env-step', str(steps),
+           '--exp-name', display_path(run_dir), '--no-progress']
+    for item in OVERRIDES:
+        cmd += ['--set', item]
+    return cmd
+
+
+def timed(title: str, lanes: list[list[Job]], threads: int) -> float:
+    print(f'\n== {title}', flush=True)
+    for lane in lanes:
+        for job in lane:
+            print(f'$ {shown_command(job.cmd, threads)}', flush=True)
+    start = time.perf_counter()
+    run_lanes(lanes, threads)
+    return time.perf_counter() - start
+
+
+def run(args: argparse.Namespace) -> dict[str, float]:
+    separate = [Job(f'seed {seed}', tidal_train_command(CONFIG, seed, args.steps, args.out / 'separate' / f'seed_{seed}',
+                                                        OVERRIDES), args.out / 'separate' / f'seed_{seed}')
+                for seed in range(args.seeds)]
+    walls = {'separate': timed(f'{args.seeds} processes, two at a time, one core each',
+                               [separate[0::2], separate[1::2]], threads=1)}
+    for threads in (1, 2):
+        run_dir = args.out / f'grouped_{threads}t'
+        job = Job(f'--seeds {args.seeds}', group_command(args.seeds, args.steps, run_dir), run_dir)
+        walls[f'grouped_{threads}t'] = timed(f'one process, --seeds {args.seeds}, {threads} torch thread(s)',
+                                             [[job]], threads=threads)
+    (args.out / 'walls.json').write_text(json.dumps(walls, indent=2) + '\n')
+    return walls
+
+
+def side_runs(out: Path, side: str, seeds: int) -> list[dict]:
+    runs = []
+    for seed in range(seeds):
+        run_dir = out / side / f'seed_{seed}'
+        summary = json.loads((run_dir / 'summary.json').read_text())
+        runs.append({'evals': read_evals(run_dir), 'summary': summary})
+    return runs
+
+
+def report(args: argparse.Namespace) -> None:
+    walls = json.loads((args.out / 'walls.json').read_text())
+    sides = {'separate': side_runs(args.out, 'separate', args.seeds)}
+    for threads in (1, 2):
+        sides[f'grouped_{threads}t'] = side_runs(args.out, f'grouped_{threads}t', args.seeds)
+    results = {'config': CONFIG, 'seeds': args.seeds, 'steps': args.steps, 'sides': {}}
+    for side, runs in sides.items():
+        env_steps = sum(run['summary']['env_step'] for run in runs)
+        updates = sum(run['summary']['train_iter'] for run in runs)
+        finals = [run['evals'][-1]['return_mean'] for run in runs]
+        results['sides'][side] = {
+            'wall_s': walls[side], 'env_steps_per_s': env_steps / walls[side], 'updates_per_s': updates / walls[side],
+            'final_return': seed_summary(finals), 'finals': finals,
+            'same_evals_as_separate': [[row['return_mean'] for row in run['evals']]
+                                       == [row['return_mean'] for row in separate['evals']]
+                                       for run, separate in zip(runs, sides['separate'])]}
+    base = results['sides']['separate']['wall_s']
+    for side in results['sides'].values():
+        side['throughput_vs_separate'] = base / side['wall_s']
+    (args.out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
+    labels = {'separate': f'{args.seeds} processes, 2 at a time (1 core each)',
+              'grouped_1t': f'--seeds {args.seeds}, 1 process, 1 thread', 'grouped_2t': f'--seeds {args.seeds}, 1 process, 2 threads'}
+    lines = ['| side | wall clock | env steps/s (all seeds) | updates/s | throughput vs separate | final eval return: '
+             'median, IQM [95% CI] | same evals as separate |', '|---|---|---|---|---|---|---|']
+    for side, row in results['sides'].items():
+        final = row['final_return']
+        low, high = final['ci']
+        same = sum(row['same_evals_as_separate'])
+        lines.append(f"| {labels[side]} | {row['wall_s']:.0f} s | {row['env_steps_per_s']:.0f} | "
+                     f"{row['updates_per_s']:.0f} | {row['throughput_vs_separate']:.2f}x | {final['median']:.1f}, "
+                     f"{final['iqm']:.1f} [{low:.1f}, {high:.1f}] | {same} of {args.seeds} seeds |")
+    (args.out / 'table.md').write_text('\n'.join(lines) + '\n')
+    plot_curves({labels[side]: runs for side, runs in sides.items()}, args.out / 'curves.png',
+                f'PPO CartPole-v1, {args.seeds} seeds: grouped vs separate')
+    print('\n'.join(lines))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        run(args)
+    report(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
