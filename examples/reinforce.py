@@ -3,6 +3,8 @@
 import torch
 
 from tidal import POLICY_REGISTRY, Policy
+from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.common import run_plan
 
 
 @POLICY_REGISTRY.register('reinforce')
@@ -38,18 +40,22 @@ class ReinforcePolicy(Policy):
     def _init_learn(self):
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate)
 
-    def _forward_learn(self, batch):
+    def _learn_plan(self, batch):
+        # the update as a loss and its optimizer: a seed group (--seeds) stacks it over its seeds
+        return LearnPlan([LossStage(self._optimizer, self._loss, grad_clip_norm=None)])
+
+    def _loss(self, batch):
         dist, value = self._model(batch['obs'])
         advantage = batch['return'] - value.detach()
         advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
         policy_loss = -(dist.log_prob(batch['action']) * advantage).mean()
         value_loss = (batch['return'] - value).pow(2).mean()
         loss = policy_loss + self._cfg.learn.value_weight * value_loss
-        self._optimizer.zero_grad()
-        loss.backward()
-        self._optimizer.step()
-        return {'policy_loss': policy_loss.detach(), 'value_loss': value_loss.detach(),
-                'entropy': dist.entropy().mean().detach()}
+        return loss, {'policy_loss': policy_loss.detach(), 'value_loss': value_loss.detach(),
+                      'entropy': dist.entropy().mean().detach()}
+
+    def _forward_learn(self, batch):
+        return run_plan(self._learn_plan(batch), batch)
 
     def _monitor_vars_learn(self):
         return ['policy_loss', 'value_loss', 'entropy']

@@ -85,7 +85,11 @@ def test_the_page_runs_as_written(scratch, capsys):
         args[args.index('--max-env-step') + 1] = SHORT_BUDGET
         args += ['--exp-name', f'cli_run_{number}', '--no-progress']
         assert main(args) == 0, f'{command}:\n{capsys.readouterr().err}'
-        assert (scratch / f'cli_run_{number}' / 'evals.csv').is_file()
+        if '--seeds' in args:  # a seed group: a run folder per seed
+            count = int(args[args.index('--seeds') + 1])
+            assert len(list((scratch / f'cli_run_{number}').glob('seed_*/evals.csv'))) == count
+        else:
+            assert (scratch / f'cli_run_{number}' / 'evals.csv').is_file()
 
     # the page's error example: the command and the one line it prints
     examples = [body.splitlines() for body in blocks('') if body.startswith('$ tidal ')]

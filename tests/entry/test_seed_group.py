@@ -109,9 +109,14 @@ def one_line_config_error(call):
 def test_refusals(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     message = one_line_config_error(
-        lambda: train('pendulum_sac', seeds=[0, 1], max_env_step=2000, progress=False, overrides=['exp_name=sac']))
-    assert "'sac'" in message and 'seeds' in message
+        lambda: train('pendulum_sac_v', seeds=[0, 1], max_env_step=2000, progress=False, overrides=['exp_name=sac']))
+    assert "'sac_v'" in message and 'seeds' in message and '_learn_plan' in message
     assert not (tmp_path / 'sac').exists()  # a refused group leaves no folder
+    message = one_line_config_error(
+        lambda: train('pendulum_sac', seeds=[0, 1], max_env_step=2000, progress=False,
+                      overrides=['exp_name=sac', 'policy.priority=True']))
+    assert "'sac'" in message and 'policy.priority' in message
+    assert not (tmp_path / 'sac').exists()
     message = one_line_config_error(
         lambda: train('cartpole_ppo', seeds=[1, 1], max_env_step=1024, progress=False, overrides=['exp_name=x']))
     assert 'twice' in message and '[1, 1]' in message

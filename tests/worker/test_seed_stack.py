@@ -206,3 +206,45 @@ def test_stacked_ppg_aux_updates_equal_each_seed_alone():
         g_state = g._aux_optimizer.state_dict()['state']
         for index in a_state:
             assert torch.allclose(a_state[index]['exp_avg'], g_state[index]['exp_avg'], atol=TOL, rtol=0)
+
+
+def sac_batch(generator, rows=64):
+    """A replay batch of Pendulum's shapes (3 observation, 1 action dimensions)."""
+    return dict(obs=torch.randn(rows, 3, generator=generator),
+                action=torch.rand(rows, 1, generator=generator) * 2 - 1,
+                reward=torch.randn(rows, generator=generator),
+                next_obs=torch.randn(rows, 3, generator=generator),
+                terminated=torch.rand(rows, generator=generator) < 0.1,
+                truncated=torch.zeros(rows, dtype=torch.bool))
+
+
+def test_stacked_sac_updates_equal_each_seed_alone():
+    """Two stages (critics, then actor and temperature), reparameterization noise drawn in the plan from each
+    seed's own generator, the temperature's scalar parameter and the Polyak update of the target critics."""
+    alone, group = policies('pendulum_sac'), policies('pendulum_sac')
+    stack = SeedStack(group)
+    count = len(SEEDS)
+    data = [torch.Generator().manual_seed(seed) for seed in SEEDS]
+    noise_alone = [torch.Generator().manual_seed(100 + seed).get_state() for seed in SEEDS]
+    noise_group = list(noise_alone)
+
+    def on_stream(streams, seed, fn):
+        torch.set_rng_state(streams[seed])
+        result = fn()
+        streams[seed] = torch.get_rng_state()
+        return result
+
+    for _ in range(20):
+        batches = [sac_batch(generator) for generator in data]
+        copies = [dict(batch) for batch in batches]
+        infos = [on_stream(noise_alone, s, lambda: alone[s].learn_mode.forward(batches[s])) for s in range(count)]
+        plans = [on_stream(noise_group, s, lambda: group[s].learn_mode.plan(copies[s])) for s in range(count)]
+        stacked = stack.update(plans, copies)
+    for seed in range(count):
+        mine, theirs = group[seed].learn_mode.state_dict(), alone[seed].learn_mode.state_dict()
+        for part in ('model', 'target_critic', 'temperature'):
+            for key, value in theirs[part].items():
+                assert torch.allclose(mine[part][key], value, atol=1e-5, rtol=0), (seed, part, key)
+        for key in ('critic_loss', 'twin_critic_loss', 'policy_loss', 'alpha', 'alpha_loss', 'entropy'):
+            assert float(stacked[seed][key]) == pytest.approx(float(infos[seed][key]), abs=1e-5), (seed, key)
+    assert len({round(float(info['critic_loss']), 4) for info in infos}) == count  # the seeds learnt apart

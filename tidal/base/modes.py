@@ -62,6 +62,8 @@ class LearnMode(Protocol):
     def monitor_vars(self) -> list[str]: ...
     def reset(self) -> None: ...
     def optimizers(self) -> Sequence[torch.optim.Optimizer]: ...  # every optimizer an update steps
+    @property
+    def plan(self) -> Optional[PlanFn]: ...  # the update as loss stages (a seed group stacks them), or None
 
 
 class CollectMode(Protocol):

@@ -8,9 +8,10 @@ pass over stacked weights. The loss is the same function in both: it is written 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch.nn as nn
 
 #: (loss, values to log) of one batch; the values are 0-d tensors.
 LossFn = Callable[[dict[str, Any]], tuple[torch.Tensor, dict[str, torch.Tensor]]]
@@ -27,8 +28,12 @@ class LossStage:
     optimizer: torch.optim.Optimizer
     loss: LossFn
     grad_clip_norm: Optional[float]
-    loss_key: str = 'total_loss'   # the logged name of the loss
-    norm_key: str = 'grad_norm'    # the logged name of the gradient norm before clipping
+    loss_key: Optional[str] = 'total_loss'  # the logged name of the loss (None: not logged)
+    norm_key: Optional[str] = 'grad_norm'   # the logged name of the gradient norm before clipping (None: not logged)
+    # modules the loss reads as constants: alone their parameters need no gradient (a group differentiates only
+    # the optimizer's tensors anyway)
+    frozen: Sequence[nn.Module] = ()
+    after_step: Optional[Callable[[], None]] = None  # e.g. clamp a parameter into its range, after the step
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class LearnPlan:
 
     stages: list[LossStage]
     info: dict[str, torch.Tensor] = field(default_factory=dict)
+    after: Optional[Callable[[], None]] = None  # after the last stage (a Polyak update of target networks)
 
 
 #: batch -> the plan of its update (the policy sets learning rates and schedules as it builds it).

@@ -15,7 +15,7 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.seed_group import GROUP_FILE, SeedGroup, seed_folder
+from tidal.entry.seed_group import GROUP_FILE, SeedGroup, check_groupable, seed_folder
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
 from tidal.registry import feed_class, policy_class
@@ -99,6 +99,7 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
         check_entry_point(first, entry_point)
     feed_cls = run_feed(first)
     check_budget(first, max_env_step, max_train_iter, feed_cls)
+    check_groupable(first, feed_cls)  # before any folder is made
     if init_distributed(policy_device(first.policy)).enabled:
         raise ConfigError('--seeds runs in one process: start it without torchrun')
     try:
@@ -152,8 +153,8 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
         for _, run_dir, _ in pending:
             resume(run_dir, progress)
     else:
-        cfgs, run_dirs, states = zip(*pending)
-        SeedGroup(cfgs, run_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'], spec['max_train_iter'],
+        cfgs, pending_dirs, states = zip(*pending)
+        SeedGroup(cfgs, pending_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'], spec['max_train_iter'],
                   progress, resume_states=states).train()
     run_dirs = [seed_folder(group_dir, seed) for seed in spec['seeds']]
     return GroupResult([RunResult(_policy_of(run_dir), run_dir, read_eval_rows(run_dir)) for run_dir in run_dirs],

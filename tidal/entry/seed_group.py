@@ -28,8 +28,10 @@ from tqdm import tqdm
 
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
+from tidal.base.stages import LearnPlan
 from tidal.entry.run import Run, RunInterrupted
 from tidal.policies.base import Policy
+from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state
@@ -45,18 +47,27 @@ def seed_folder(group_dir: Path, seed: int) -> Path:
     return group_dir / f'seed_{seed}'
 
 
-def check_groupable(cfg: EasyDict, feed_cls: FeedClass, policy: Policy) -> None:
+def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
     """Refuse, in one line naming it, a policy or setting whose seeds cannot share their updates."""
     name = cfg.policy.type
-    if not feed_cls.spec(cfg).groups:
-        raise ConfigError(f"policy '{name}' cannot train several seeds in one process (its '{feed_cls.name}' feed "
-                          f"reads its updates back within a step); run one process per seed (-s SEED)")
-    if policy.learn_mode.plan is None:
+    if not policy_class(name, cfg.policy).plans_updates():
         raise ConfigError(f"policy '{name}' cannot train several seeds in one process: it does not state its update "
                           f"as loss stages (Policy._learn_plan); run one process per seed (-s SEED)")
+    if not feed_cls.spec(cfg).groups:
+        why = ('policy.priority: prioritized replay reads its updates back' if cfg.policy.get('priority')
+               else f"its '{feed_cls.name}' feed reads its updates back within a step")
+        raise ConfigError(f"policy '{name}' cannot train several seeds in one process ({why}); run one process "
+                          f"per seed (-s SEED)")
     if cfg.collector.type == 'ray':
         raise ConfigError("collector.type 'ray' cannot serve a seed group (--seeds): its seeds step local envs; "
                           "train one process per seed with Ray")
+
+
+def _plan(request: UpdateRequest) -> LearnPlan:
+    plan = request.mode.plan
+    if plan is None or request.batch is None:
+        raise TidalError(f"a seed group was asked for a '{request.kind}' update of a mode without loss stages")
+    return plan(request.batch)
 
 
 @dataclass
@@ -80,6 +91,7 @@ class SeedGroup:
         self.group_dir, self.progress = group_dir, progress
         self.max_env_step = max_env_step
         self.members: list[Member] = []
+        check_groupable(cfgs[0], feed_cls)
         states = list(resume_states) if resume_states is not None else [None] * len(cfgs)
         try:
             for cfg, run_dir, state in zip(cfgs, run_dirs, states):
@@ -87,8 +99,6 @@ class SeedGroup:
                           record_updates=True)
                 run.plot_secs = math.inf
                 self.members.append(Member(cfg.seed, run, rng_state()))  # the run seeded the generators
-                if len(self.members) == 1:
-                    check_groupable(cfg, feed_cls, run.policy)
         except BaseException:
             for member in self.members:
                 member.run.collector.close()
@@ -143,6 +153,17 @@ class SeedGroup:
         finally:
             member.rng = rng_state()
 
+    @contextmanager
+    def _own_torch_generators(self, member: Member) -> Iterator[None]:
+        """`_own_generators` for torch's generators alone: all that a plan draws from, at a fraction of the cost."""
+        outer = rng_state(torch_only=True)
+        set_rng_state(member.rng, torch_only=True)
+        try:
+            yield
+        finally:
+            member.rng.update(rng_state(torch_only=True))
+            set_rng_state(outer, torch_only=True)
+
     def _turn(self, member: Member, step: Any, own_generators: bool = True) -> Any:
         """`step()` for one seed; a seed that fails (a TidalError) stops alone, a signal stops it saved."""
         try:
@@ -177,20 +198,27 @@ class SeedGroup:
                 for member in live:
                     self._turn(member, requests[member.seed].mode.reset, own_generators=False)
                 continue
-            plans = [None if member.seed not in requests else requests[member.seed].mode.plan(  # type: ignore[misc]
-                requests[member.seed].batch) for member in self.members]
+            plans = [None if member.seed not in requests else self._plan(member, requests[member.seed])
+                     for member in self.members]
             batches = [None if member.seed not in requests else requests[member.seed].batch
                        for member in self.members]
             infos = self.stack.update(plans, batches)
-            for position, member in enumerate(self.members):
-                if member.seed not in requests:
-                    continue
-                request, info = requests[member.seed], infos[position]
-                if kind == 'train':
-                    self._turn(member, lambda: member.run.learner.record(info), own_generators=False)
-                else:
-                    self._turn(member, lambda: member.run.learner.record_phase(request.phase, request.mode, info),
-                               own_generators=False)
+            for member, info in zip(self.members, infos):
+                if member.seed in requests and info is not None:
+                    self._count(member, requests[member.seed], info)
+
+    def _plan(self, member: Member, request: UpdateRequest) -> LearnPlan:
+        """The seed's plan of one update, any noise it draws drawn from the seed's own torch generators."""
+        with self._own_torch_generators(member):
+            return _plan(request)
+
+    def _count(self, member: Member, request: UpdateRequest, info: dict[str, Any]) -> None:
+        """Count a made update in the seed's own learner, whose hooks log it and schedule checkpoints."""
+        learner = member.run.learner
+        if request.kind == 'train':
+            self._turn(member, lambda: learner.record(info), own_generators=False)
+        else:
+            self._turn(member, lambda: learner.record_phase(request.phase, request.mode, info), own_generators=False)
 
     # ----- endings -----------------------------------------------------------------------------
     def _finish(self, member: Member, outcome: str) -> None:

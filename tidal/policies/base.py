@@ -239,9 +239,15 @@ class Policy:
         self._check_enabled('eval')
         return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg)
 
+    @classmethod
+    def plans_updates(cls) -> bool:
+        """Whether the policy states its update as loss stages (so a seed group can stack it): a subclass that
+        overrides `_forward_learn` below the class that planned it learns otherwise."""
+        planner, learner = _owner(cls, '_learn_plan'), _owner(cls, '_forward_learn')
+        return planner is not Policy and issubclass(planner, learner)
+
     def _plan_fn(self) -> Optional[PlanFn]:
-        """`_learn_plan` where the policy states its update as loss stages (so a seed group can stack it)."""
-        return self._learn_plan if type(self)._learn_plan is not Policy._learn_plan else None
+        return self._learn_plan if self.plans_updates() else None
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The update of `batch` as loss stages (`tidal.base.stages`); a policy that defines it can train in a
@@ -364,6 +370,11 @@ def check_policy_class(name: str, cls: Any) -> None:
         raise TidalError(f"policy '{name}' ({_qualname(cls)}) must define default_model(cls, cfg) naming its "
                          f"registered model")
     check_rules_declared('policy', name, cls)
+
+
+def _owner(cls: type, name: str) -> type:
+    """The class of `cls`'s MRO that defines the attribute `name`."""
+    return next(klass for klass in cls.__mro__ if name in vars(klass))
 
 
 def _qualname(cls: Any) -> str:

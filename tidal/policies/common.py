@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any, Callable, Iterable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import torch
 
@@ -67,15 +68,38 @@ def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm:
 
 
 def run_plan(plan: LearnPlan, batch: dict[str, Any]) -> dict[str, Any]:
-    """One update of a single policy: each stage's loss on `batch` and its clipped step, in order; returns
+    """One update of a single policy: each stage's loss on `batch` and its (clipped) step, in order; returns
     the plan's values with every stage's loss, gradient norm and logged values."""
     info: dict[str, Any] = dict(plan.info)
     for stage in plan.stages:
-        loss, values = stage.loss(batch)
+        with constant_parameters(stage.frozen):
+            loss, values = stage.loss(batch)
         info.update(values)
-        info[stage.norm_key] = clipped_step(stage.optimizer, loss, stage.grad_clip_norm).detach()
-        info[stage.loss_key] = loss.detach()
+        if stage.grad_clip_norm is None and stage.norm_key is None:
+            optimizer_step(stage.optimizer, loss)
+        else:
+            norm = clipped_step(stage.optimizer, loss, stage.grad_clip_norm).detach()
+            if stage.norm_key is not None:
+                info[stage.norm_key] = norm
+        if stage.after_step is not None:
+            stage.after_step()
+        if stage.loss_key is not None:
+            info[stage.loss_key] = loss.detach()
+    if plan.after is not None:
+        plan.after()
     return info
+
+
+@contextmanager
+def constant_parameters(modules: Sequence[torch.nn.Module]) -> Iterator[None]:
+    """The modules' parameters need no gradient inside the block (a loss reads them as constants)."""
+    for module in modules:
+        module.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for module in modules:
+            module.requires_grad_(True)
 
 
 def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:

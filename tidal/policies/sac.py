@@ -21,7 +21,8 @@ from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.policies.base import Policy
 from tidal.base.nest import leading_dim
-from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.common import adam, bootstrap_mask, optimizer_step, run_plan, sample_weight
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -83,30 +84,65 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         return -float(np.prod(self._cfg.model.action_shape))
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return run_plan(self._learn_plan(batch), batch)
+
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """The critic step, then one step of the actor and the temperature, then the Polyak update; the
+        reparameterization noise of both steps is drawn here, in the order the steps use it."""
+        batch['next_noise'] = self._action_noise(batch['next_obs'])
+        batch['noise'] = self._action_noise(batch['obs'])
+        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
+        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
+                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
+        return LearnPlan([critic, policy], after=lambda: self._target_critic.update(self._target_theta))
+
+    def _action_noise(self, obs: Any) -> torch.Tensor:
+        """Standard normal noise for one reparameterized action per row of `obs`."""
+        shape = (leading_dim(obs), *self._agent_axes(), self._model.action_dim)
+        return torch.randn(shape, device=self._device)
+
+    def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """J_Q (eq. 5), one term per critic of the ensemble, against the soft value of s' (eq. 3)."""
         obs, action, reward, next_obs = batch['obs'], batch['action'], batch['reward'], batch['next_obs']
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
-
-        # 1. soft state value of s' under the current policy and the target critics (eq. 3)
         with torch.no_grad():
-            next_action, next_log_prob = tanh_gaussian_sample(*self._model.actor(next_obs))
+            next_action, next_log_prob = tanh_gaussian_sample(*self._model.actor(next_obs), noise=batch['next_noise'])
             next_q = self._target_critic(next_obs, next_action).min(dim=0).values
             next_value = next_q - alpha * next_log_prob
-
-        # 2. critic loss, J_Q (eq. 5), one term per critic of the ensemble
         q = self._model.critic(obs, action)
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
-        optimizer_step(self._optimizer_q, critic_losses.sum())
+        return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
-        # 3. policy loss, J_pi (eq. 7), and 4. temperature loss, J(alpha) (eq. 18), in one step
-        policy_loss, log_prob, info = self._update_policy(batch, alpha)
+    def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """J_pi (eq. 7) on a fresh reparameterized action, the critics held constant, plus J(alpha) (eq. 18)."""
+        obs, alpha = batch['obs'], self._temperature.value
+        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs), noise=batch['noise'])
+        q_new = self._model.critic(obs, action_new).min(dim=0).values
+        policy_losses = alpha * log_prob - q_new
+        values = self._policy_monitors(batch, policy_losses)
+        policy_loss = policy_losses.mean()
+        values.update(policy_loss=policy_loss.detach(), entropy=-log_prob.detach().mean(), alpha=alpha)
+        if not self._temperature.auto:
+            return policy_loss, values
+        alpha_loss = self._temperature.loss(log_prob, self._target_entropy)
+        values['alpha_loss'] = alpha_loss.detach()
+        return policy_loss + alpha_loss, values
 
-        # 5. Polyak update of the target critics
-        self._target_critic.update(self._target_theta)
-
-        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
+    @staticmethod
+    def _critic_info(critic_losses: torch.Tensor, td_error: torch.Tensor, q: torch.Tensor,
+                     target: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The critics' monitored values (detached 0-d tensors) and the per-sample priority."""
+        info = dict(critic_loss=critic_losses[0].detach(), td_error=td_error.detach().abs().mean(),
+                    q_value=q.detach().mean(), target_q_value=target.mean(), priority=_sample_priority(td_error.detach()))
+        if len(critic_losses) > 1:
+            info['twin_critic_loss'] = critic_losses[1].detach()
         return info
+
+    def stacked_modules(self) -> dict[str, torch.nn.Module]:
+        return {**super().stacked_modules(), 'temperature': self._temperature,
+                **{name: target for name, target in self._target_networks().items()}}
 
     def _update_policy(self, batch: dict[str, Any],
                        alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:

@@ -22,11 +22,12 @@ def tanh_gaussian_log_prob(pre_tanh: torch.Tensor, mu: torch.Tensor, log_std: to
     return (normal - squash).sum(dim=-1)
 
 
-def tanh_gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor,
-                         generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """A reparameterized sample a = tanh(mu + std * eps) and its log-probability [B]; eps is drawn from
-    `generator` (torch's global one when None)."""
-    noise = torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
+def tanh_gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor, generator: torch.Generator | None = None,
+                         noise: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """A reparameterized sample a = tanh(mu + std * eps) and its log-probability [B]; eps is `noise` when given
+    (drawn beforehand, as a seed group's loss needs), else drawn from `generator` (torch's global one when None)."""
+    if noise is None:
+        noise = torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
     pre_tanh = mu + log_std.exp() * noise
     normal = -0.5 * noise.pow(2) - log_std - _HALF_LOG_2PI  # the same as above with (u - mu) / std = eps
     squash = 2.0 * (_LOG_2 - pre_tanh - F.softplus(-2.0 * pre_tanh))

@@ -27,8 +27,14 @@ def stream_seed(seed: int, *stream: int) -> int:
     return int(np.random.SeedSequence([seed, *stream]).generate_state(1, np.uint32)[0]) % _ENV_SEED_BOUND
 
 
-def rng_state() -> dict[str, Any]:
-    """Python's `random`, numpy's global generator, torch's CPU generator (and CUDA's when present)."""
+def rng_state(torch_only: bool = False) -> dict[str, Any]:
+    """Python's `random`, numpy's global generator, torch's CPU generator (and CUDA's when present); with
+    `torch_only` torch's alone."""
+    if torch_only:
+        state = {'torch': torch.get_rng_state()}
+        if torch.cuda.is_available():
+            state['cuda'] = torch.cuda.get_rng_state_all()
+        return state
     version, internal, gauss_next = random.getstate()
     state: dict[str, Any] = {
         'python': {'version': version, 'internal': torch.tensor(internal, dtype=torch.int64),
@@ -41,8 +47,12 @@ def rng_state() -> dict[str, Any]:
     return state
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore what `rng_state` returned; CUDA's state is skipped on a machine without CUDA."""
+def set_rng_state(state: dict[str, Any], torch_only: bool = False) -> None:
+    """Restore what `rng_state` returned (`torch_only`: only torch's generators of it); CUDA's state is skipped on
+    a machine without CUDA."""
+    if torch_only:
+        _set_torch_state(state)
+        return
     missing = [key for key in _KEYS if key not in state]
     if missing:
         raise CheckpointError(f'rng state is missing {missing}; it was not written by rng_state()')
@@ -50,6 +60,10 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate((python['version'], tuple(int(x) for x in python['internal'].tolist()),
                      python['gauss_next']))
     np.random.set_state(_numpy_from_plain(state['numpy']))
+    _set_torch_state(state)
+
+
+def _set_torch_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state['torch'].cpu())
     if 'cuda' in state and torch.cuda.is_available():
         # a run resumed on fewer GPUs restores the devices it has

@@ -100,12 +100,21 @@ class SeedStack:
             trainable = {key: self.tensors[key] for key in optimizer.keys}
             frozen = {key: tensor for key, tensor in self.tensors.items() if key not in trainable}
             grads, (loss, values) = self._gradient(stage.loss)(trainable, frozen, batch)
-            norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer)
-            for seed, info in enumerate(infos):
-                if info is not None:
-                    info.update({name: value[seed] for name, value in values.items()})
+            norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer, norm_wanted=stage.norm_key is not None)
+            for seed, (plan, info) in enumerate(zip(plans, infos)):
+                if plan is None or info is None:
+                    continue
+                info.update({name: value[seed] for name, value in values.items()})
+                if stage.norm_key is not None and norm is not None:
                     info[stage.norm_key] = norm[seed]
+                if stage.loss_key is not None:
                     info[stage.loss_key] = loss[seed].detach()
+                own = plan.stages[index].after_step
+                if own is not None:
+                    own()
+        for plan in plans:
+            if plan is not None and plan.after is not None:
+                plan.after()
         return infos
 
     def _gradient(self, loss: LossFn) -> Callable[..., Any]:
@@ -183,14 +192,19 @@ class _StackedOptimizer:
                     name: value[seed] if _per_element(name, value) else value for name, value in state.items()}
         self._linked = True
 
-    def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float],
-             schedule: torch.optim.Optimizer) -> torch.Tensor:
-        """Clip each seed's gradient to `max_norm` over this optimizer's tensors and step at the learning rate of
-        `schedule` (a live seed's optimizer, as its plan set it); the norms [S]."""
+    def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float], schedule: torch.optim.Optimizer,
+             norm_wanted: bool = True) -> Optional[torch.Tensor]:
+        """Clip each seed's gradient to `max_norm` (None: not clipped) over this optimizer's tensors and step at the
+        learning rate of `schedule` (a live seed's optimizer, as its plan set it); the norms [S] before clipping,
+        when they were computed (clipping, or `norm_wanted`)."""
         ordered = [grads[key] for key in self.keys]
-        norm = torch.linalg.vector_norm(
-            torch.stack([torch.linalg.vector_norm(grad.flatten(1), dim=1) for grad in ordered]), dim=0)
-        if max_norm is not None and math.isfinite(max_norm):
+        clip = max_norm is not None and math.isfinite(max_norm)
+        norm = None
+        if clip or norm_wanted:
+            per_tensor = [torch.linalg.vector_norm(grad.reshape(grad.shape[0], -1), dim=1) for grad in ordered]
+            norm = torch.linalg.vector_norm(torch.stack(per_tensor), dim=0)
+        if clip:
+            assert norm is not None and max_norm is not None
             scale = (max_norm / (norm + CLIP_EPS)).clamp(max=1.0)
             ordered = [grad * scale.view(-1, *([1] * (grad.dim() - 1))) for grad in ordered]
         for param, grad in zip(self.params, ordered):
@@ -202,7 +216,7 @@ class _StackedOptimizer:
             param.grad = None
         if not self._linked:
             self._link_states()
-        return norm.detach()
+        return None if norm is None else norm.detach()
 
 
 def _per_element(name: str, value: Any) -> bool:
@@ -223,5 +237,5 @@ def stack_batches(batches: Sequence[Any]) -> Any:
         stacked = {key: stack_batches([batch[key] for batch in batches]) for key in first}
         return {key: value for key, value in stacked.items() if value is not None}
     if isinstance(first, torch.Tensor):
-        return torch.stack(batches)
+        return torch.stack(list(batches))
     return None

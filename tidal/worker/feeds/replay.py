@@ -5,6 +5,7 @@ This is the one place that reads how replay is shaped: `batch_size`, `unroll_len
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Optional
 
 import torch
@@ -12,7 +13,7 @@ from easydict import EasyDict
 
 from tidal.base.collector import Collector
 from tidal.base.errors import ConfigError
-from tidal.base.feed import Trainer
+from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.feeds.common import Feed, warmup_steps, within_budget
@@ -34,6 +35,11 @@ class ReplayFeed(Feed):
     """Uniform, prioritized or sequence replay, after `random_collect_size` steps of random actions."""
 
     name = 'replay'
+
+    @classmethod
+    def spec(cls, cfg: Mapping[str, Any]) -> FeedSpec:
+        """Without priorities a step reads nothing back from its updates, so a seed group can stack them."""
+        return dataclasses.replace(cls.SPEC, groups=not cfg['policy']['priority'])
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
