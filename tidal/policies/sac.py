@@ -108,7 +108,8 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
         with torch.no_grad():
-            next_action, next_log_prob = tanh_gaussian_sample(*self._model.actor(next_obs), noise=batch['next_noise'])
+            next_mu, next_log_std = self._model.actor(next_obs)
+            next_action, next_log_prob = tanh_gaussian_sample(next_mu, next_log_std, noise=batch['next_noise'])
             next_q = self._target_critic(next_obs, next_action).min(dim=0).values
             next_value = next_q - alpha * next_log_prob
         q = self._model.critic(obs, action)
@@ -118,7 +119,8 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
     def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_pi (eq. 7) on a fresh reparameterized action, the critics held constant, plus J(alpha) (eq. 18)."""
         obs, alpha = batch['obs'], self._temperature.value
-        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs), noise=batch['noise'])
+        mu, log_std = self._model.actor(obs)
+        action_new, log_prob = tanh_gaussian_sample(mu, log_std, noise=batch['noise'])
         q_new = self._model.critic(obs, action_new).min(dim=0).values
         policy_losses = alpha * log_prob - q_new
         values = self._policy_monitors(batch, policy_losses)

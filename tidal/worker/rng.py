@@ -31,17 +31,19 @@ def rng_state(torch_only: bool = False) -> dict[str, Any]:
     """Python's `random`, numpy's global generator, torch's CPU generator (and CUDA's when present); with
     `torch_only` torch's alone."""
     if torch_only:
-        state = {'torch': torch.get_rng_state()}
-        if torch.cuda.is_available():
-            state['cuda'] = torch.cuda.get_rng_state_all()
-        return state
+        return _torch_state({})
     version, internal, gauss_next = random.getstate()
     state: dict[str, Any] = {
         'python': {'version': version, 'internal': torch.tensor(internal, dtype=torch.int64),
                    'gauss_next': gauss_next},
         'numpy': _numpy_to_plain(np.random.get_state(legacy=False)),
-        'torch': torch.get_rng_state(),
     }
+    return _torch_state(state)
+
+
+def _torch_state(state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with torch's CPU generator (and CUDA's when present) added."""
+    state['torch'] = torch.get_rng_state()
     if torch.cuda.is_available():
         state['cuda'] = torch.cuda.get_rng_state_all()
     return state
