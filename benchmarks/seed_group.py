@@ -1,18 +1,21 @@
 """Many seeds in one process (`tidal train CONFIG --seeds N`) against one process per seed, side by side.
 
-For `cartpole_ppo` (PPO, CartPole-v1, 64x64 networks, minibatches of 128), the same seeds with the same
-budget, every run to its budget (the stop value is switched off):
-1. separate: `tidal train cartpole_ppo -s K` for K in 0..N-1, two processes at a time, one core and one
-   torch thread each: the way seeds are run without a group;
-2. grouped: `tidal train cartpole_ppo --seeds N` in one process, one torch thread, on one core; then the
-   same with two torch threads on both cores (the machine the separate runs used).
+For a zoo config (`cartpole_ppo`: PPO, CartPole-v1, 64x64 networks, minibatches of 128; `pendulum_sac`: SAC,
+256x256 networks, batches of 256), the same seeds with the same budget, every run to its budget (the stop value
+is switched off):
+1. separate: `tidal train CONFIG -s K` for K in 0..N-1, two processes at a time, one core and one torch thread
+   each: the way seeds are run without a group;
+2. grouped: `tidal train CONFIG --seeds N` in one process, one torch thread, on one core; then the same with
+   two torch threads on both cores (the machine the separate runs used).
 Reported: wall clock from the first start to the last end, env steps/s over all seeds, learner updates/s,
 the final eval returns (median, IQM with its 95% interval) of each side, and whether each seed's
 eval returns agree between the two sides (they should, to the last evaluation).
 
-Outputs in `benchmarks/results/seed_group/`: `results.json`, `table.md`, `curves.png` (the runs under `runs/`).
+Outputs in `benchmarks/results/seed_group/` (`seed_group_<config>/` for another config): `results.json`,
+`table.md`, `curves.png` (the runs under `runs/`).
 
-    python benchmarks/seed_group.py [--seeds 8] [--steps 20480] [--report-only]
+    python benchmarks/seed_group.py [--config cartpole_ppo] [--seeds 8] [--steps 20480] [--report-only]
+    python benchmarks/seed_group.py --config pendulum_sac --seeds 4 --steps 5000
 """
 import argparse
 import json
@@ -24,22 +27,25 @@ from pathlib import Path
 from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command, tidal_train_command
 from report import plot_curves, seed_summary
 
-CONFIG = 'cartpole_ppo'
 OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
-OUT = BENCH_DIR / 'results' / 'seed_group'
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--config', default='cartpole_ppo', help='zoo config of both sides')
     parser.add_argument('--seeds', type=int, default=8)
     parser.add_argument('--steps', type=int, default=20480, help='env steps per seed')
-    parser.add_argument('--out', type=Path, default=OUT)
+    parser.add_argument('--out', type=Path, help='results folder (default: results/seed_group[_CONFIG])')
     parser.add_argument('--report-only', action='store_true', help='rebuild the report from finished runs')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.out is None:
+        suffix = '' if args.config == 'cartpole_ppo' else f'_{args.config}'
+        args.out = BENCH_DIR / 'results' / f'seed_group{suffix}'
+    return args
 
 
-def group_command(seeds: int, steps: int, run_dir: Path) -> list[str]:
-    cmd = [*TIDAL_CMD, 'train', CONFIG, '--seeds', str(seeds), '--max-env-step', str(steps),
+def group_command(config: str, seeds: int, steps: int, run_dir: Path) -> list[str]:
+    cmd = [*TIDAL_CMD, 'train', config, '--seeds', str(seeds), '--max-env-step', str(steps),
            '--exp-name', display_path(run_dir), '--no-progress']
     for item in OVERRIDES:
         cmd += ['--set', item]
@@ -57,14 +63,14 @@ def timed(title: str, lanes: list[list[Job]], threads: int) -> float:
 
 
 def run(args: argparse.Namespace) -> dict[str, float]:
-    separate = [Job(f'seed {seed}', tidal_train_command(CONFIG, seed, args.steps, args.out / 'runs' / 'separate' / f'seed_{seed}',
+    separate = [Job(f'seed {seed}', tidal_train_command(args.config, seed, args.steps, args.out / 'runs' / 'separate' / f'seed_{seed}',
                                                         OVERRIDES), args.out / 'runs' / 'separate' / f'seed_{seed}')
                 for seed in range(args.seeds)]
     walls = {'separate': timed(f'{args.seeds} processes, two at a time, one core each',
                                [separate[0::2], separate[1::2]], threads=1)}
     for threads in (1, 2):
         run_dir = args.out / 'runs' / f'grouped_{threads}t'
-        job = Job(f'--seeds {args.seeds}', group_command(args.seeds, args.steps, run_dir), run_dir)
+        job = Job(f'--seeds {args.seeds}', group_command(args.config, args.seeds, args.steps, run_dir), run_dir)
         walls[f'grouped_{threads}t'] = timed(f'one process, --seeds {args.seeds}, {threads} torch thread(s)',
                                              [[job]], threads=threads)
     (args.out / 'walls.json').write_text(json.dumps(walls, indent=2) + '\n')
@@ -95,7 +101,7 @@ def report(args: argparse.Namespace) -> None:
     sides = {'separate': side_runs(args.out, 'separate', args.seeds)}
     for threads in (1, 2):
         sides[f'grouped_{threads}t'] = side_runs(args.out, f'grouped_{threads}t', args.seeds)
-    results = {'config': CONFIG, 'seeds': args.seeds, 'steps': args.steps, 'sides': {}}
+    results = {'config': args.config, 'seeds': args.seeds, 'steps': args.steps, 'sides': {}}
     for side, runs in sides.items():
         env_steps = sum(run['summary']['env_step'] for run in runs)
         updates = sum(run['summary']['train_iter'] for run in runs)
@@ -122,7 +128,7 @@ def report(args: argparse.Namespace) -> None:
                      f"{final['iqm']:.1f} [{low:.1f}, {high:.1f}] | {until:.0f} env steps |")
     (args.out / 'table.md').write_text('\n'.join(lines) + '\n')
     plot_curves({labels[side]: runs for side, runs in sides.items()}, args.out / 'curves.png',
-                f'PPO CartPole-v1, {args.seeds} seeds: grouped vs separate')
+                f'{args.config}, {args.seeds} seeds: grouped vs separate')
     print('\n'.join(lines))
 
 

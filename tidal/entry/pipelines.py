@@ -15,7 +15,8 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.seed_group import GROUP_FILE, SeedGroup, check_groupable, seed_folder
+from tidal.entry.seed_group import SeedGroup, check_groupable
+from tidal.worker.run_groups import GROUP_FILE, seed_folder
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
 from tidal.registry import feed_class, policy_class

@@ -34,17 +34,13 @@ from tidal.policies.base import Policy
 from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
 from tidal.worker.plot import plot_curves
+
 from tidal.worker.rng import rng_state, set_rng_state
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
-GROUP_FILE = 'group.json'
 AGGREGATE_DIR = 'aggregate'
 PLOT_SECS = 30.0
-
-
-def seed_folder(group_dir: Path, seed: int) -> Path:
-    return group_dir / f'seed_{seed}'
 
 
 def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:

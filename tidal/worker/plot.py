@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 from tidal.base.errors import TidalError  # noqa: E402
 from tidal.rl_utils.stats import iqm_ci  # noqa: E402
-from tidal.worker.run_groups import RunGroup, group_runs  # noqa: E402
+from tidal.worker.run_groups import RunGroup, expand_seed_groups, group_runs  # noqa: E402
 
 #: The columns of `evals.csv`. collect_return_mean is the mean return of the training episodes finished since
 #: the previous evaluation ('nan' where none finished).
@@ -95,6 +95,7 @@ def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run
     where evals.csv has it, the mean return of the training episodes between evaluations (dashed).
     `per_run` draws every run alone. The caller closes the figure (`plt.close`)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    run_dirs = expand_seed_groups(run_dirs)
     groups = [RunGroup(Path(r).name, (Path(r),)) for r in run_dirs] if per_run else group_runs(run_dirs)
     for group in groups:
         if len(group.run_dirs) == 1:

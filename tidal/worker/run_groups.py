@@ -19,6 +19,26 @@ from tidal.base.errors import TidalError
 
 #: main_config keys that differ between the seeds of one config.
 PER_SEED_KEYS = ('exp_name', 'seed')
+#: The file that marks a seed group's folder (`tidal train --seeds`): its seeds and budget.
+GROUP_FILE = 'group.json'
+
+
+def seed_folder(group_dir: Path, seed: int) -> Path:
+    """The run folder of one seed in a seed group's folder."""
+    return group_dir / f'seed_{seed}'
+
+
+def expand_seed_groups(run_dirs: Sequence[str | os.PathLike]) -> list[Path]:
+    """The run folders, with a seed group's folder replaced by its seeds' folders (those that evaluated)."""
+    expanded: list[Path] = []
+    for run_dir in map(Path, run_dirs):
+        if (run_dir / GROUP_FILE).is_file():
+            seeds = json.loads((run_dir / GROUP_FILE).read_text())['seeds']
+            expanded += [seed_folder(run_dir, seed) for seed in seeds
+                         if (seed_folder(run_dir, seed) / 'evals.csv').is_file()]
+        else:
+            expanded.append(run_dir)
+    return expanded
 
 
 @dataclass(frozen=True)
