@@ -109,8 +109,8 @@ def one_line_config_error(call):
 def test_refusals(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     message = one_line_config_error(
-        lambda: train('pendulum_sac_v', seeds=[0, 1], max_env_step=2000, progress=False, overrides=['exp_name=sac']))
-    assert "'sac_v'" in message and 'seeds' in message and '_learn_plan' in message
+        lambda: train('cartpole_muzero', seeds=[0, 1], max_env_step=5000, progress=False, overrides=['exp_name=sac']))
+    assert "'muzero'" in message and 'seeds' in message and '_learn_plan' in message
     assert not (tmp_path / 'sac').exists()  # a refused group leaves no folder
     message = one_line_config_error(
         lambda: train('pendulum_sac', seeds=[0, 1], max_env_step=2000, progress=False,
