@@ -35,7 +35,7 @@ from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
 from tidal.worker.plot import plot_curves
 
-from tidal.worker.rng import rng_state, set_rng_state
+from tidal.worker.rng import GeneratorSnapshot
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
@@ -72,7 +72,7 @@ class Member:
 
     seed: int
     run: Run
-    rng: dict[str, Any]
+    rng: GeneratorSnapshot
     live: bool = True
     interrupted: Optional[RunInterrupted] = None
     requests: list[UpdateRequest] = field(default_factory=list)
@@ -94,7 +94,7 @@ class SeedGroup:
                 run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress=False, resume_state=state,
                           record_updates=True)
                 run.plot_secs = math.inf
-                self.members.append(Member(cfg.seed, run, rng_state()))  # the run seeded the generators
+                self.members.append(Member(cfg.seed, run, GeneratorSnapshot()))  # the run seeded the generators
         except BaseException:
             for member in self.members:
                 member.run.collector.close()
@@ -143,22 +143,21 @@ class SeedGroup:
 
     @contextmanager
     def _own_generators(self, member: Member) -> Iterator[None]:
-        set_rng_state(member.rng)
+        """The seed's global generators in place for the block, put aside after it."""
+        member.rng.restore()
         try:
             yield
         finally:
-            member.rng = rng_state()
+            member.rng = GeneratorSnapshot()
 
     @contextmanager
     def _own_torch_generators(self, member: Member) -> Iterator[None]:
         """`_own_generators` for torch's generators alone: all that a plan draws from, at a fraction of the cost."""
-        outer = rng_state(torch_only=True)
-        set_rng_state(member.rng, torch_only=True)
+        member.rng.restore_torch()
         try:
             yield
         finally:
-            member.rng.update(rng_state(torch_only=True))
-            set_rng_state(outer, torch_only=True)
+            member.rng.take_torch()
 
     def _turn(self, member: Member, step: Any, own_generators: bool = True) -> Any:
         """`step()` for one seed; a seed that fails (a TidalError) stops alone, a signal stops it saved."""
