@@ -20,7 +20,8 @@ import torch.nn.functional as F
 from tidal.base.errors import ConfigError
 from tidal.base.modes import Timestep
 from tidal.base.nest import leading_dim
-from tidal.policies.common import bootstrap_mask, optimizer_step, sample_categorical, sample_weight, split_action_mask
+from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.common import bootstrap_mask, sample_categorical, sample_weight, split_action_mask
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
@@ -88,41 +89,46 @@ class DiscreteSACPolicy(SACPolicy):
         log_prob = F.log_softmax(masked_logits(self._model.actor(observation), mask), dim=-1)
         return observation, log_prob.exp(), log_prob
 
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """The critic step, then one step of the actor and the temperature, then the Polyak update of the target
+        critics; the expectations over actions are exact, so nothing is drawn."""
+        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
+        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
+                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
+        return LearnPlan([critic, policy], after=lambda: self._target_critic.update(self._target_theta))
+
+    def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The critic loss on the taken actions (eq. 2) against the soft value of s' as an exact expectation over
+        actions (eq. 10)."""
         reward, action = batch['reward'], batch['action']
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
-
-        # 1. soft value of s' as an exact expectation over actions (eq. 10)
         with torch.no_grad():
             next_observation, next_prob, next_log_prob = self._policy(batch['next_obs'])
             next_q = self._target_critic(next_observation).min(dim=0).values
             next_value = (next_prob * (next_q - alpha * next_log_prob)).sum(dim=-1)
-
-        # 2. critic loss on the taken actions (eq. 2 with the target of eq. 10)
-        observation, prob, log_prob = self._policy(batch['obs'])
-        q_all = self._model.critic(observation)
-        q = gather_action(q_all, action)
+        observation, _ = split_action_mask(batch['obs'])
+        q = gather_action(self._model.critic(observation), action)
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
-        optimizer_step(self._optimizer_q, critic_losses.sum())
+        return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
-        # 3. policy loss: KL to the soft-Q Boltzmann distribution of the updated critics, summed over
-        #    actions (eq. 12)
+    def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """KL to the soft-Q Boltzmann distribution of the updated critics, summed over actions (eq. 12), plus,
+        with auto alpha, the temperature loss with the exact expected log-probability (eq. 11), towards a
+        target entropy the actions each state allows can reach."""
+        alpha = self._temperature.value
+        observation, prob, log_prob = self._policy(batch['obs'])
         with torch.no_grad():
             min_q = self._model.critic(observation).min(dim=0).values
         policy_loss = (prob * (alpha * log_prob - min_q)).sum(dim=-1).mean()
-
-        # 4. temperature loss with the exact expected log-probability (eq. 11), stepped with the policy,
-        #    towards a target entropy the actions each state allows can reach
         expected_log_prob = (prob * log_prob).sum(dim=-1)
-        info = self._step_actor_and_temperature(policy_loss, expected_log_prob, self._target_entropy_of(batch['obs']))
-
-        # 5. Polyak update of the target critics
-        self._target_critic.update(self._target_theta)
-
-        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, expected_log_prob, alpha))
-        return info
+        values = dict(policy_loss=policy_loss.detach(), entropy=-expected_log_prob.detach().mean(), alpha=alpha)
+        if not self._temperature.auto:
+            return policy_loss, values
+        alpha_loss = self._temperature.loss(expected_log_prob, self._target_entropy_of(batch['obs']))
+        values['alpha_loss'] = alpha_loss.detach()
+        return policy_loss + alpha_loss, values
 
     # ----- collect and eval ------------------------------------------------------------------
     def _init_collect(self) -> None:

@@ -22,7 +22,7 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.policies.base import Policy
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import adam, bootstrap_mask, optimizer_step, run_plan, sample_weight
+from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -146,50 +146,9 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         return {**super().stacked_modules(), 'temperature': self._temperature,
                 **{name: target for name, target in self._target_networks().items()}}
 
-    def _update_policy(self, batch: dict[str, Any],
-                       alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        """One actor (and temperature) step on mean(alpha log pi(a~|s) - min_i Q_i(s, a~)), a~ a fresh
-        reparameterized sample; the critics are constants here, so no gradients for their weights.
-        Returns the policy loss, log pi(a~|s) and the monitors (the variant's and alpha_loss)."""
-        obs = batch['obs']
-        action_new, log_prob = tanh_gaussian_sample(*self._model.actor(obs))
-        self._model.critic.requires_grad_(False)
-        q_new = self._model.critic(obs, action_new).min(dim=0).values
-        self._model.critic.requires_grad_(True)
-        policy_losses = alpha * log_prob - q_new
-        monitors = self._policy_monitors(batch, policy_losses)
-        policy_loss = policy_losses.mean()
-        monitors.update(self._step_actor_and_temperature(policy_loss, log_prob, self._target_entropy))
-        return policy_loss, log_prob, monitors
-
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
         """Extra values a variant measures on the per-sample policy loss before the actor step."""
         return {}
-
-    @staticmethod
-    def _learn_info(critic_losses: torch.Tensor, td_error: torch.Tensor, q: torch.Tensor, target: torch.Tensor,
-                    policy_loss: torch.Tensor, log_prob: torch.Tensor, alpha: torch.Tensor) -> dict[str, Any]:
-        """The monitored values of one update (detached 0-d tensors) and the per-sample priority."""
-        info = dict(
-            critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
-            td_error=td_error.detach().abs().mean(), q_value=q.detach().mean(), target_q_value=target.mean(),
-            entropy=-log_prob.detach().mean(), priority=_sample_priority(td_error.detach()),
-        )
-        if len(critic_losses) > 1:
-            info['twin_critic_loss'] = critic_losses[1].detach()
-        return info
-
-    def _step_actor_and_temperature(self, policy_loss: torch.Tensor, log_prob: torch.Tensor,
-                                    target_entropy: float | torch.Tensor) -> dict[str, Any]:
-        """One optimizer step on the policy loss plus, with auto alpha, the temperature loss (eq. 18)
-        with `log_prob` = log pi of fresh actions (or the expected log pi)."""
-        if not self._temperature.auto:
-            optimizer_step(self._optimizer_policy, policy_loss)
-            return {}
-        alpha_loss = self._temperature.loss(log_prob, target_entropy)
-        optimizer_step(self._optimizer_policy, policy_loss + alpha_loss)
-        self._temperature.clamp_()
-        return {'alpha_loss': alpha_loss.detach()}
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
         return [self._optimizer_q, self._optimizer_policy]

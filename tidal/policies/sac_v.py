@@ -12,8 +12,9 @@ from typing import Any, Mapping
 import torch
 
 from tidal.base.errors import ConfigError
+from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
-from tidal.policies.common import adam, bootstrap_mask, optimizer_step, sample_weight
+from tidal.policies.common import adam, bootstrap_mask, sample_weight
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -54,43 +55,47 @@ class SACVPolicy(SACPolicy):
     def _target_networks(self) -> dict[str, TargetNetwork]:
         return {'target_value': self._target_value}
 
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        # The steps follow the paper's Algorithm 1 (V, Q, then the policy) rather than RL Coach's order
-        # (policy, V, Q): each loss then sees the networks the algorithm box specifies, and the actor step
-        # comes after the critics as in `sac`, so both policies share `_update_policy`.
-        obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
-        reward = self._reward_scale * batch['reward']
-        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """The steps of the paper's Algorithm 1 (V, Q, then the policy) rather than RL Coach's order (policy, V,
+        Q): each loss then sees the networks the algorithm box specifies, and the actor step comes after the
+        critics as in `sac`, so both policies share `_policy_loss`. Then the Polyak update of the target value
+        network. The noise of the V target's action and of the actor's fresh action is drawn here, in that order."""
+        batch['value_noise'] = self._action_noise(batch['obs'])
+        batch['noise'] = self._action_noise(batch['obs'])
+        value = LossStage(self._optimizer_value, self._value_loss, None, loss_key=None, norm_key=None)
+        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
+        # with auto_alpha, the temperature loss (SAC v2, eq. 18) is stepped together with the policy
+        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
+                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
+        return LearnPlan([value, critic, policy], after=lambda: self._target_value.update(self._target_theta))
+
+    def _value_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """J_V (eq. 5): V(s) towards min_i Q_i(s, a~) - alpha log pi(a~|s), a~ ~ pi(.|s) freshly sampled; the
+        paper's factor 1/2 is left out, as in the critic losses."""
+        obs = batch['obs']
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
-
-        # 1. value loss, J_V (eq. 5): V(s) towards min_i Q_i(s, a~) - alpha log pi(a~|s), a~ ~ pi(.|s) freshly
-        # sampled; the paper's factor 1/2 is left out, as in the critic losses
         with torch.no_grad():
-            sampled_action, sampled_log_prob = tanh_gaussian_sample(*self._model.actor(obs))
+            mu, log_std = self._model.actor(obs)
+            sampled_action, sampled_log_prob = tanh_gaussian_sample(mu, log_std, noise=batch['value_noise'])
             value_target = self._model.critic(obs, sampled_action).min(dim=0).values - alpha * sampled_log_prob
         value = self._model.value(obs)
         squared_error = (value_target - value).pow(2)
         value_loss = (squared_error if weight is None else squared_error * weight).mean()
-        optimizer_step(self._optimizer_value, value_loss)
+        return value_loss, dict(value_loss=value_loss.detach(), v_value=value.detach().mean(),
+                                target_v_value=value_target.mean())
 
-        # 2. critic loss, J_Q (eqs. 7-8): each Q_i(s, a) towards reward_scale r + gamma (1 - terminated) V_target(s')
+    def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """J_Q (eqs. 7-8): each Q_i(s, a) towards reward_scale r + gamma (1 - terminated) V_target(s')."""
+        obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
+        reward = self._reward_scale * batch['reward']
+        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+        weight = sample_weight(batch, self._cfg.priority_IS_weight)
         with torch.no_grad():
             next_value = self._target_value(next_obs)
         q = self._model.critic(obs, action)
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
-        optimizer_step(self._optimizer_q, critic_losses.sum())
-
-        # 3. policy loss, J_pi (eq. 12, reparameterized as in eq. 11): the critics are constants here
-        # 4. with auto_alpha, the temperature loss (SAC v2, eq. 18) is stepped together with the policy
-        policy_loss, log_prob, info = self._update_policy(batch, alpha)
-
-        # 5. Polyak update of the target value network
-        self._target_value.update(self._target_theta)
-
-        info.update(self._learn_info(critic_losses, td_error, q, next_value, policy_loss, log_prob, alpha))
-        info.update(value_loss=value_loss.detach(), v_value=value.detach().mean(), target_v_value=value_target.mean())
-        return info
+        return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
         return [*super()._optimizers_learn(), self._optimizer_value]
