@@ -29,6 +29,7 @@ from tidal.registry import ENV_REGISTRY
 from tidal.rl_utils.normalizer import FrozenNormalizer
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.run_groups import GROUP_FILE
 
 PARITY_ENVS = 4  # envs stepped with random actions for the parity observations
 PARITY_STEPS = 32  # steps of each: 128 observations
@@ -131,6 +132,9 @@ def _values(array: np.ndarray) -> str:
 def resolve_source(source: Path) -> tuple[Path, Path]:
     """(run folder, checkpoint) of a run folder or of a checkpoint file inside one."""
     if source.is_dir():
+        if (source / GROUP_FILE).is_file():
+            raise TidalError(f"'{source}' is a seed group's folder: export one seed's run, e.g. "
+                             f"{next(iter(sorted(source.glob('seed_*'))), source / 'seed_0')}")
         if not (source / 'config.yaml').is_file():
             raise TidalError(f"'{source}' is not a tidal run folder (it has no config.yaml)")
         for name in ('best.pt', 'latest.pt'):
