@@ -10,6 +10,7 @@ from typing import Sequence
 
 import torch
 import torch.nn as nn
+from torch.func import functional_call
 
 from tidal.models.heads import GaussianHead
 from tidal.models.mlp import EnsembleLinear, EnsembleMLP, mlp
@@ -57,8 +58,21 @@ class TrajectoryCritic(nn.Module):
         return self.q(torch.cat([obs, tau.flatten(1)], dim=-1)).squeeze(-1)
 
 
-def keep_or_switch_values(critic: nn.Module, obs: torch.Tensor, kept: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+def keep_or_switch_values(critic: nn.Module, obs: torch.Tensor, kept: torch.Tensor, new: torch.Tensor,
+                          constant: bool = False) -> torch.Tensor:
     """[B, 2]: the critics' minimum for keeping the trajectory (`kept`) and for the new one, in one pass of an
-    ensemble `critic(obs, tau)` -> [E, B]."""
-    q = critic(torch.cat([obs, obs]), torch.cat([kept, new])).min(dim=0).values
+    ensemble `critic(obs, tau)` -> [E, B]; with `constant` the critic's parameters are read detached (no
+    gradient for them, even where they are a seed group's swapped-in weights), the trajectories not."""
+    inputs = (torch.cat([obs, obs]), torch.cat([kept, new]))
+    if constant:
+        detached = {name: tensor.detach() for name, tensor in critic.named_parameters()}
+        q = functional_call(critic, detached, inputs).min(dim=0).values
+    else:
+        q = critic(*inputs).min(dim=0).values
     return torch.stack(q.chunk(2), dim=-1)
+
+
+def switch_from_exponentials(probs: torch.Tensor, exponentials: torch.Tensor) -> torch.Tensor:
+    """b ~ Categorical(probs) over (keep, new) as a bool per row (True: switch), from Exp(1) draws of the shape of
+    `probs`: argmax(probs / exponentials), what torch.multinomial(probs, 1) computes on its own draws."""
+    return (probs / exponentials).argmax(dim=-1).bool()

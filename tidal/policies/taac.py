@@ -17,10 +17,11 @@ import torch.nn.functional as F
 from tidal.base.errors import ConfigError
 from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
-from tidal.models.taac import keep_or_switch_values
+from tidal.models.taac import keep_or_switch_values, switch_from_exponentials
 from tidal.base.device import policy_device
 from tidal.policies.base import Policy
-from tidal.policies.common import adam, bootstrap_mask, optimizer_step
+from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.common import adam, bootstrap_mask, run_plan
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import StepType, compare_through_return, step_type, tanh_gaussian_sample
@@ -178,6 +179,21 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         self._target_critic = TargetNetwork(self._model.critic)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return run_plan(self._learn_plan(batch), batch)
+
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """One step of critics, actor and temperatures on one loss, then the Polyak update. The loss's random
+        numbers are drawn here in the order it uses them: the successors' action noise, the exponentials of
+        their switch (what torch.multinomial draws), the actions' noise."""
+        rows = batch['reward'].numel()
+        batch['next_noise'] = torch.randn(rows, self._model.action_dim, device=self._device)
+        batch['switch_noise'] = torch.empty(rows, 2, device=self._device).exponential_()
+        batch['noise'] = torch.randn(rows, self._model.action_dim, device=self._device)
+        stage = LossStage(self._optimizer, self._loss, None, loss_key=None, norm_key=None)
+        return LearnPlan([stage], after=lambda: self._target_critic.update(self._target_theta))
+
+    def _loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Every loss of TAAC in one (each sees the other networks' outputs detached) and its monitors."""
         reward = batch['reward']
         num, length = reward.shape
         flat = {key: batch[key].flatten(0, 1) for key in ('obs', 'next_obs', 'prev_tau', 'tau')}
@@ -187,9 +203,9 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         #    compare-through return stops and its value V(s_{t+1}) = E_b[Q'(s_{t+1}, tau_b)] is bootstrapped
         #    (as in the authors' implementation, the target carries no entropy bonus)
         with torch.no_grad():
-            successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha)
+            successor = self._two_stage(flat['next_obs'], flat['tau'], switch_alpha, noise=batch['next_noise'])
             next_probs = successor.logits.softmax(-1)
-            next_switch = _sample_switch(next_probs)
+            next_switch = switch_from_exponentials(next_probs, batch['switch_noise'])
             target_q = keep_or_switch_values(self._target_critic, flat['next_obs'], successor.kept, successor.new)
             next_value = (next_probs * target_q).sum(-1).reshape(num, length)
 
@@ -202,7 +218,8 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         critic_losses = td_error.pow(2).mean(dim=-1)
 
         # 4. actor loss (eq. 11): SAC's, with dQ/da scaled by the probability of switching to the new action
-        stage = self._two_stage(flat['obs'], flat['prev_tau'], switch_alpha, grad_to_action=True)
+        stage = self._two_stage(flat['obs'], flat['prev_tau'], switch_alpha, grad_to_action=True,
+                                noise=batch['noise'])
         log_prob, logits = stage.log_prob, stage.logits
         switch_prob = logits.softmax(-1)
         policy_loss = (alpha * log_prob - switch_prob[:, 1] * stage.q[:, 1]).mean()
@@ -210,17 +227,12 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         # 5. temperature losses: the action's and the switch's entropies towards their targets
         switch_entropy = -(switch_prob * logits.log_softmax(-1)).sum(-1)
         loss = critic_losses.sum() + policy_loss
-        info: dict[str, Any] = {}
+        info: dict[str, torch.Tensor] = {}
         if self._temperature.auto:
             alpha_loss = (self._temperature.loss(log_prob, self._target_entropy)
                           + self._switch_temperature.loss(-switch_entropy, self._switch_target_entropy))
             loss = loss + alpha_loss
             info['alpha_loss'] = alpha_loss.detach()
-        optimizer_step(self._optimizer, loss)
-
-        # 6. Polyak update of the target critics
-        self._target_critic.update(self._target_theta)
-
         info.update(
             critic_loss=critic_losses[0].detach(), policy_loss=policy_loss.detach(), alpha=alpha,
             switch_alpha=switch_alpha, q_value=q.detach().mean(), target_q_value=returns.mean(),
@@ -230,7 +242,11 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             rollout_switch_rate=batch['switch'].float().mean())
         if len(critic_losses) > 1:
             info['twin_critic_loss'] = critic_losses[1].detach()
-        return info
+        return loss, info
+
+    def stacked_modules(self) -> dict[str, torch.nn.Module]:
+        return {**super().stacked_modules(), 'target_critic': self._target_critic,
+                'temperature': self._temperature, 'switch_temperature': self._switch_temperature}
 
     def _compare_through_target(self, batch: dict[str, Any], next_value: torch.Tensor,
                                 next_switch: torch.Tensor) -> torch.Tensor:
@@ -246,21 +262,19 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
 
     def _two_stage(self, obs: torch.Tensor, prev_tau: torch.Tensor, switch_alpha: torch.Tensor,
                    epsilon: Optional[float] = None, grad_to_action: bool = False,
-                   generator: Optional[torch.Generator] = None) -> TwoStage:
-        """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given), drawn from
-        `generator` (torch's global one when None); stage 2 scores keeping `prev_tau` against the new
-        trajectory. With `grad_to_action` the critics are frozen but Q(s, new) stays differentiable in the
-        action, for the actor loss."""
+                   generator: Optional[torch.Generator] = None, noise: Optional[torch.Tensor] = None) -> TwoStage:
+        """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given), its noise
+        `noise` or drawn from `generator` (torch's global one when None); stage 2 scores keeping `prev_tau`
+        against the new trajectory. The critics are read as constants; with `grad_to_action` Q(s, new) stays
+        differentiable in the action, for the actor loss."""
         mu, log_std = self._model.actor(obs, prev_tau)
         if epsilon is None:
-            action, log_prob = tanh_gaussian_sample(mu, log_std, generator)
+            action, log_prob = tanh_gaussian_sample(mu, log_std, generator, noise)
         else:
             action, log_prob = _epsilon_greedy_action(mu, log_std, epsilon, generator)
         kept = self._trajectory.advance(prev_tau)
         new = self._trajectory.from_action(action, prev_tau)
-        self._model.critic.requires_grad_(False)
-        q = keep_or_switch_values(self._model.critic, obs, kept, new)
-        self._model.critic.requires_grad_(True)
+        q = keep_or_switch_values(self._model.critic, obs, kept, new, constant=True)
         if not grad_to_action:
             q = q.detach()
         logits = switch_logits(q[:, 0].detach(), q[:, 1].detach(), switch_alpha, self._advantage_clip)
