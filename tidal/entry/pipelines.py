@@ -15,7 +15,7 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.seed_group import SeedGroup, check_groupable
+from tidal.entry.seed_group import SeedGroup, check_groupable, recover_checkpoints
 from tidal.worker.run_groups import GROUP_FILE, seed_folder
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
@@ -136,12 +136,17 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
     """Continue every seed of a group that has not ended, together; seeds whose checkpoints stand at different
     env steps (a kill while they saved) continue one after the other instead, each exactly."""
     spec = json.loads((group_dir / GROUP_FILE).read_text())
+    recover_checkpoints(group_dir, [seed_folder(group_dir, seed) for seed in spec['seeds']])
     pending: list[tuple[EasyDict, Path, Optional[dict[str, Any]]]] = []
     for seed in spec['seeds']:
         run_dir = seed_folder(group_dir, seed)
         cfg = load_config(read_config(str(run_dir / 'config.yaml')))
         latest = run_dir / 'ckpt' / 'latest.pt'
         state = load_checkpoint(latest) if latest.is_file() else None
+        if state is None:
+            print(f"tidal: seed {seed} of '{group_dir}' stopped before its first checkpoint; it starts again from "
+                  f"the beginning", flush=True)
+            _clear_partial(run_dir)
         if state is None or not state.get('finished'):
             pending.append((cfg, run_dir, state))
     if not pending:
@@ -149,8 +154,8 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
         return None
     steps = {0 if state is None else state['collector']['env_step'] for _, _, state in pending}
     if len(steps) > 1:
-        print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)}; they "
-              f"resume one after the other", flush=True)
+        print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)} (one was "
+              f"resumed alone?); they resume one after the other, each alone", flush=True)
         for _, run_dir, _ in pending:
             resume(run_dir, progress)
     else:
@@ -202,11 +207,16 @@ def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> RunResult:
                               f"again with tidal train {run_dir / 'config.yaml'}") from err
     print(f"tidal: run '{run_dir}' stopped before its first checkpoint; it starts again from the beginning",
           flush=True)
+    _clear_partial(run_dir)
+    return RunResult.of_run(Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train(), run_dir)
+
+
+def _clear_partial(run_dir: Path) -> None:
+    """What a run killed before its first checkpoint wrote besides its config and budget."""
     for partial in ('log.txt', 'evals.csv', 'curve.png'):
         (run_dir / partial).unlink(missing_ok=True)
     shutil.rmtree(run_dir / 'log', ignore_errors=True)
     shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
-    return RunResult.of_run(Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train(), run_dir)
 
 
 def _policy_of(run_dir: Path) -> Any:

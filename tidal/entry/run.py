@@ -45,7 +45,8 @@ from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 from tidal.worker.update_recorder import UpdateRecorder
 
 
-PLOT_SECS = 30.0  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
+PLOT_SECS = 30.0
+LATEST = 'latest.pt'  # the checkpoint `tidal resume` continues from  # redraw curve.png at most this often (matplotlib is slow); the run's end always draws it
 
 
 class RunInterrupted(TidalError):
@@ -109,6 +110,7 @@ class Run:
         self._save_secs = learner_cfg.save_ckpt_secs
         self._last_plot = -float('inf')
         self.plot_secs = PLOT_SECS  # a seed group draws its aggregate instead, and each seed's curve at its end
+        self.latest_name = LATEST  # a seed group stages its seeds' checkpoints under another name, then commits them
         self._periods = {  # of the learner's hooks
             'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
             'save': Period(learner_cfg.save_ckpt_freq, learner_cfg.save_ckpt_freq_env_steps, lambda: self.env_step)}
@@ -141,7 +143,7 @@ class Run:
         self._check_finite()  # never replace the last good checkpoint by a diverged one
         state = self._latest_state(finished)
         if self.dist.is_main:
-            save_checkpoint(state, self.run_dir / 'ckpt' / 'latest.pt')
+            save_checkpoint(state, self.run_dir / 'ckpt' / self.latest_name)
         self.saved_iter = self.learner.train_iter
         self._save_due, self._last_save = False, time.monotonic()
 
@@ -179,7 +181,11 @@ class Run:
     def _request_save(self, learner: Learner, info: dict[str, Any]) -> None:
         self._save_due = True  # saved at the top of the loop, where the run's state is consistent
 
-    def _checkpoint_due(self) -> bool:
+    def request_checkpoint(self) -> None:
+        """Save at the next top of the loop (a seed group saves all its seeds when one is due)."""
+        self._save_due = True
+
+    def checkpoint_due(self) -> bool:
         return self._save_due or (self._save_secs is not None
                                   and time.monotonic() - self._last_save >= self._save_secs)
 
@@ -219,7 +225,7 @@ class Run:
 
     def top_of_loop(self) -> Optional[str]:
         """Evaluate, checkpoint and stop where due; returns why the run ended, or None to go on."""
-        decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(), self._checkpoint_due,
+        decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(), self.checkpoint_due,
                                         self.collector.env_step)
         if decision.signum:
             self._save_latest()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import sys
 import time
@@ -29,7 +30,7 @@ from tqdm import tqdm
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.base.stages import LearnPlan
-from tidal.entry.run import Run, RunInterrupted
+from tidal.entry.run import LATEST, Run, RunInterrupted
 from tidal.policies.base import Policy
 from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
@@ -41,6 +42,8 @@ from tidal.worker.update_recorder import UpdateRequest
 
 AGGREGATE_DIR = 'aggregate'
 PLOT_SECS = 30.0
+STAGED = 'latest.next.pt'  # a seed's checkpoint written in a round, before the group commits the round's
+COMMIT_FILE = 'commit.json'  # in the group folder while the round's staged checkpoints replace the latest ones
 
 
 def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
@@ -94,6 +97,7 @@ class SeedGroup:
                 run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress=False, resume_state=state,
                           record_updates=True)
                 run.plot_secs = math.inf
+                run.latest_name = STAGED
                 self.members.append(Member(cfg.seed, run, GeneratorSnapshot()))  # the run seeded the generators
         except BaseException:
             for member in self.members:
@@ -114,10 +118,14 @@ class SeedGroup:
             for member in self.members:
                 member.run.begin()
             while self._live():
+                if any(member.run.checkpoint_due() for member in self._live()):
+                    for member in self._live():  # every seed saves in the same round, so they resume together
+                        member.run.request_checkpoint()
                 for member in self._live():
                     ended = self._turn(member, member.run.top_of_loop)
                     if ended is not None:
                         self._finish(member, ended)
+                self._commit()
                 for member in self._live():
                     self._turn(member, member.run.feed_step)
                 self._update()
@@ -130,6 +138,7 @@ class SeedGroup:
         finally:
             restore_signals()
             bar.close()
+            self._commit()
             self._write_aggregate(time.monotonic() - start)
         interrupted = [member.interrupted for member in self.members if member.interrupted is not None]
         if interrupted:
@@ -215,6 +224,20 @@ class SeedGroup:
         else:
             self._turn(member, lambda: learner.record_phase(request.phase, request.mode, info), own_generators=False)
 
+    def _commit(self) -> None:
+        """Make the checkpoints the seeds staged this round their latest ones, all or none: a kill before the
+        commit file exists keeps the previous round's, a kill after it is completed by `recover_checkpoints`."""
+        staged = [member.run.run_dir / 'ckpt' / STAGED for member in self.members]
+        staged = [path for path in staged if path.is_file()]
+        if not staged:
+            return
+        marker = self.group_dir / COMMIT_FILE
+        marker.write_text(json.dumps([str(path.parent.parent.name) for path in staged]) + '\n')
+        _sync(marker)
+        for path in staged:
+            os.replace(path, path.with_name(LATEST))
+        marker.unlink()
+
     # ----- endings -----------------------------------------------------------------------------
     def _finish(self, member: Member, outcome: str) -> None:
         """A seed that reached its budget or stop value: its last evaluation and checkpoint, then it closes."""
@@ -283,6 +306,25 @@ class SeedGroup:
             tmp.replace(path)
         except OSError:
             pass
+
+
+def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
+    """Finish or undo the commit a killed group left: with the commit file every staged checkpoint becomes the
+    latest (all were written before it), without it the staged ones are dropped."""
+    marker = group_dir / COMMIT_FILE
+    for run_dir in run_dirs:
+        staged = run_dir / 'ckpt' / STAGED
+        if staged.is_file():
+            if marker.is_file():
+                os.replace(staged, staged.with_name(LATEST))
+            else:
+                staged.unlink()
+    marker.unlink(missing_ok=True)
+
+
+def _sync(path: Path) -> None:
+    with open(path, 'rb') as file:
+        os.fsync(file.fileno())
 
 
 def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
