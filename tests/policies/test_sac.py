@@ -3,6 +3,8 @@ import math
 import pytest
 import torch
 
+from tidal.base.stages import LearnPlan, LossStage
+
 from tidal.policies import DiscreteSACPolicy, SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
@@ -128,17 +130,28 @@ def test_one_optimizer_step_equals_separate_actor_and_temperature_steps():
     actor_optimizer = torch.optim.Adam(separate.model.actor_parameters(), lr=3e-4)
     alpha_optimizer = torch.optim.Adam(separate._temperature.parameters(), lr=3e-4)
 
-    def separate_steps(policy_loss, log_prob, target_entropy):
-        actor_optimizer.zero_grad()
-        policy_loss.backward()
-        actor_optimizer.step()
-        alpha_loss = separate._temperature.loss(log_prob, target_entropy)
-        alpha_optimizer.zero_grad()
-        alpha_loss.backward()
-        alpha_optimizer.step()
-        return {'alpha_loss': alpha_loss.detach()}
+    seen = {}
 
-    separate._step_actor_and_temperature = separate_steps
+    def actor_loss(rows):
+        """The shared stage's loss, stepped by an optimizer of the actor alone (alpha's term has no gradient
+        there); the entropy of its fresh actions is kept for the temperature's own step."""
+        loss, values = separate._policy_loss(rows)
+        seen['entropy'] = values['entropy']
+        return loss, values
+
+    def temperature_loss(rows):
+        # eq. 18 on the log-probabilities the actor step saw: -log_alpha * (log pi + target entropy), averaged
+        return -(separate._temperature.raw * (-seen['entropy'] + separate._target_entropy)), {}
+
+    def separate_plan(rows):
+        plan = SACPolicy._learn_plan(separate, rows)
+        critic = plan.stages[0]
+        return LearnPlan([critic, LossStage(actor_optimizer, actor_loss, None, loss_key=None, norm_key=None,
+                                            frozen=(separate.model.critic,)),
+                          LossStage(alpha_optimizer, temperature_loss, None, loss_key=None, norm_key=None)],
+                         after=plan.after)
+
+    separate._learn_plan = separate_plan
     for _ in range(3):
         torch.manual_seed(7)
         shared.learn_mode.forward(batch)

@@ -55,7 +55,7 @@ def test_value_loss_regresses_v_to_min_q_minus_alpha_log_pi(monkeypatch, weight,
     policy = make_sac_v(priority_IS_weight=weight is not None, alpha=0.5)
     make_constant(policy, q=(2.0, -1.0), v=0.25)
     log_prob = torch.tensor([-1.0, 0.5, 2.0])
-    monkeypatch.setattr(sac_v_module, 'tanh_gaussian_sample', lambda mu, log_std: (torch.zeros_like(mu), log_prob))
+    monkeypatch.setattr(sac_v_module, 'tanh_gaussian_sample', lambda mu, log_std, noise=None: (torch.zeros_like(mu), log_prob))
     batch = dict(obs=torch.randn(3, 3), action=torch.zeros(3, 2), reward=torch.zeros(3), next_obs=torch.randn(3, 3),
                  terminated=torch.zeros(3, dtype=torch.bool))
     if weight is not None:
