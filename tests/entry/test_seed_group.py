@@ -202,3 +202,14 @@ def test_cli_seeds_count_and_list(tmp_path, monkeypatch):
     assert sorted(path.name for path in (tmp_path / 'h').glob('seed_*')) == ['seed_3', 'seed_7']
     summary = json.loads((tmp_path / 'h' / 'aggregate' / 'summary.json').read_text())
     assert [entry['seed'] for entry in summary['seeds']] == [3, 7]
+
+
+def test_sqil_with_its_gradient_monitor_is_refused_naming_the_key():
+    from tidal.entry.pipelines import run_feed
+    from tidal.entry.seed_group import check_groupable
+    from tidal.entry.setup import load_config
+    cfg = load_config('pendulum_sqil_sac')
+    with pytest.raises(ConfigError, match=r"policy 'sqil_sac' .*policy\.learn\.monitor_cos_similarity"):
+        check_groupable(cfg, run_feed(cfg))
+    quiet = load_config('pendulum_sqil_sac', overrides=['policy.learn.monitor_cos_similarity=False'])
+    check_groupable(quiet, run_feed(quiet))  # no refusal

@@ -24,13 +24,13 @@ def half_and_half_batch(size=8):
 
 def test_sqil_relabels_expert_rows_one_and_agent_rows_zero(monkeypatch):
     seen = {}
-    original = SACPolicy._forward_learn
+    original = SACPolicy._critic_loss
 
-    def spy(self, batch):
+    def spy(self, batch):  # the rewards SAC's critic targets are built from
         seen['reward'] = batch['reward'].clone()
         return original(self, batch)
 
-    monkeypatch.setattr(SACPolicy, '_forward_learn', spy)
+    monkeypatch.setattr(SACPolicy, '_critic_loss', spy)
     make_policy().learn_mode.forward(half_and_half_batch())
     assert seen['reward'].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 

@@ -248,3 +248,29 @@ def test_stacked_sac_updates_equal_each_seed_alone():
         for key in ('critic_loss', 'twin_critic_loss', 'policy_loss', 'alpha', 'alpha_loss', 'entropy'):
             assert float(stacked[seed][key]) == pytest.approx(float(infos[seed][key]), abs=1e-5), (seed, key)
     assert len({round(float(info['critic_loss']), 4) for info in infos}) == count  # the seeds learnt apart
+
+
+def test_stacked_sqil_updates_equal_each_seed_alone_and_report_each_half():
+    """SQIL relabels in its plan and measures each half of the batch without boolean indexing, so its update stacks
+    (with monitor_cos_similarity off, which a seed group refuses)."""
+    overrides = ['policy.learn.monitor_cos_similarity=False']
+    alone, group = policies('pendulum_sqil_sac', overrides), policies('pendulum_sqil_sac', overrides)
+    stack = SeedStack(group)
+    data = [torch.Generator().manual_seed(seed) for seed in SEEDS]
+    for _ in range(5):
+        batches = []
+        for generator in data:
+            batch = sac_batch(generator)
+            batch['expert'] = torch.arange(64) % 2 == 0
+            batches.append(batch)
+        copies = [dict(batch) for batch in batches]
+        torch.manual_seed(3)
+        infos = [policy.learn_mode.forward(batch) for policy, batch in zip(alone, batches)]
+        torch.manual_seed(3)
+        stacked = stack.update([policy.learn_mode.plan(batch) for policy, batch in zip(group, copies)], copies)
+    for seed in range(len(SEEDS)):
+        for key in ('critic_loss', 'policy_loss', 'agent_td_error', 'expert_td_error'):
+            assert float(stacked[seed][key]) == pytest.approx(float(infos[seed][key]), abs=1e-5), (seed, key)
+        agent, expert = batches[seed]['expert'].logical_not(), batches[seed]['expert']
+        assert float(infos[seed]['agent_td_error']) == pytest.approx(float(infos[seed]['priority'][agent].mean()))
+        assert float(infos[seed]['expert_td_error']) == pytest.approx(float(infos[seed]['priority'][expert].mean()))

@@ -49,9 +49,13 @@ COMMIT_FILE = 'commit.json'  # in the group folder while the round's staged chec
 def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
     """Refuse, in one line naming it, a policy or setting whose seeds cannot share their updates."""
     name = cfg.policy.type
-    if not policy_class(name, cfg.policy).plans_updates():
+    policy = policy_class(name, cfg.policy)
+    if not policy.plans_updates():
         raise ConfigError(f"policy '{name}' cannot train several seeds in one process: it does not state its update "
                           f"as loss stages (Policy._learn_plan); run one process per seed (-s SEED)")
+    refusal = policy.group_refusal(cfg)
+    if refusal is not None:
+        raise ConfigError(f"policy '{name}' cannot train several seeds in one process here: {refusal}")
     if not feed_cls.spec(cfg).groups:
         why = ('policy.priority: prioritized replay reads its updates back' if cfg.policy.get('priority')
                else f"its '{feed_cls.name}' feed reads its updates back within a step")

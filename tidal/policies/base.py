@@ -246,6 +246,11 @@ class Policy:
         planner, learner = _owner(cls, '_learn_plan'), _owner(cls, '_forward_learn')
         return planner is not Policy and issubclass(planner, learner)
 
+    @classmethod
+    def group_refusal(cls, cfg: Mapping[str, Any]) -> Optional[str]:
+        """Why this config of the policy cannot train in a seed group (a config key and what to do), or None."""
+        return None
+
     def _plan_fn(self) -> Optional[PlanFn]:
         return self._learn_plan if self.plans_updates() else None
 

@@ -7,11 +7,12 @@ pipeline marks the rows with an `expert` column; this class only relabels and ad
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
 
+from tidal.base.stages import LearnPlan
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 
@@ -30,13 +31,26 @@ class SQILSACPolicy(SACPolicy):
     )
     pipeline = 'sqil'
 
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        expert = batch['expert']
+    def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         # SQIL's relabelling (algorithm 1, lines 4-5): r = 1 for demonstrations, r = 0 for the agent's data
-        info = super()._forward_learn({**batch, 'reward': expert.to(torch.float32)})
-        td_error = info['priority']
-        info.update(agent_td_error=td_error[~expert].mean(), expert_td_error=td_error[expert].mean())
-        return info
+        batch['reward'] = batch['expert'].to(torch.float32)
+        return super()._learn_plan(batch)
+
+    def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """SAC's, with the mean TD error of each half of the batch beside it."""
+        loss, values = super()._critic_loss(batch)
+        expert = batch['expert'].to(torch.float32)
+        td_error = values['priority']
+        values.update(agent_td_error=(td_error * (1 - expert)).sum() / (1 - expert).sum(),
+                      expert_td_error=(td_error * expert).sum() / expert.sum())
+        return loss, values
+
+    @classmethod
+    def group_refusal(cls, cfg: Any) -> Optional[str]:
+        if cfg.policy.learn.monitor_cos_similarity:
+            return ('policy.learn.monitor_cos_similarity: its two extra backward passes per update cannot run in a '
+                    'seed group; set it to False')
+        return None
 
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
         if not self._cfg.learn.monitor_cos_similarity:

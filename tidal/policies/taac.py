@@ -265,8 +265,8 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
                    generator: Optional[torch.Generator] = None, noise: Optional[torch.Tensor] = None) -> TwoStage:
         """Stage 1 proposes a new action (a sample, or epsilon-greedy when `epsilon` is given), its noise
         `noise` or drawn from `generator` (torch's global one when None); stage 2 scores keeping `prev_tau`
-        against the new trajectory. The critics are read as constants; with `grad_to_action` Q(s, new) stays
-        differentiable in the action, for the actor loss."""
+        against the new trajectory. With `grad_to_action` Q(s, new) stays differentiable in the action, for the
+        actor loss, the critics read as constants; without it Q is detached."""
         mu, log_std = self._model.actor(obs, prev_tau)
         if epsilon is None:
             action, log_prob = tanh_gaussian_sample(mu, log_std, generator, noise)
@@ -274,7 +274,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
             action, log_prob = _epsilon_greedy_action(mu, log_std, epsilon, generator)
         kept = self._trajectory.advance(prev_tau)
         new = self._trajectory.from_action(action, prev_tau)
-        q = keep_or_switch_values(self._model.critic, obs, kept, new, constant=True)
+        q = keep_or_switch_values(self._model.critic, obs, kept, new, constant=grad_to_action)
         if not grad_to_action:
             q = q.detach()
         logits = switch_logits(q[:, 0].detach(), q[:, 1].detach(), switch_alpha, self._advantage_clip)
