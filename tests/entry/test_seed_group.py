@@ -213,3 +213,23 @@ def test_sqil_with_its_gradient_monitor_is_refused_naming_the_key():
         check_groupable(cfg, run_feed(cfg))
     quiet = load_config('pendulum_sqil_sac', overrides=['policy.learn.monitor_cos_similarity=False'])
     check_groupable(quiet, run_feed(quiet))  # no refusal
+
+
+@pytest.mark.parametrize('committed', [True, False])
+def test_a_round_of_checkpoints_is_kept_all_or_none(tmp_path, committed):
+    """A kill while the seeds staged their checkpoints keeps the previous round's; a kill while the staged ones
+    replaced the latest (the commit file written) completes the round."""
+    from tidal.entry.seed_group import COMMIT_FILE, STAGED, recover_checkpoints
+    run_dirs = [tmp_path / f'seed_{seed}' for seed in (0, 1)]
+    for run_dir in run_dirs:
+        (run_dir / 'ckpt').mkdir(parents=True)
+        (run_dir / 'ckpt' / 'latest.pt').write_text('round 1')
+    (run_dirs[0] / 'ckpt' / STAGED).write_text('round 2')  # seed 1's was replaced already, or never staged
+    if committed:
+        (run_dirs[1] / 'ckpt' / 'latest.pt').write_text('round 2')
+        (tmp_path / COMMIT_FILE).write_text('["seed_0", "seed_1"]\n')
+    recover_checkpoints(tmp_path, run_dirs)
+    expected = 'round 2' if committed else 'round 1'
+    assert [(run_dir / 'ckpt' / 'latest.pt').read_text() for run_dir in run_dirs] == [expected, expected]
+    assert not any((run_dir / 'ckpt' / STAGED).exists() for run_dir in run_dirs)
+    assert not (tmp_path / COMMIT_FILE).exists()
