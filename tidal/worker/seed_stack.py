@@ -5,7 +5,8 @@ but their tensors become views into stacked tensors [S, ...], so acting, evaluat
 seed read its own slice while an update writes all slices together. An update is the policy's
 `LearnPlan`: each loss stage runs once for all seeds, `torch.func.vmap` over the seed dimension of the
 weights and of the batches, so the loss is the policy's own single-seed function (its means, its
-advantage normalisation are per seed). Gradients are clipped per seed; the optimizer of a stage steps
+advantage normalisation are per seed), and one backward pass of the seeds' summed losses gives each seed its own
+gradient. Gradients are clipped per seed; the optimizer of a stage steps
 the stacked tensors with the hyperparameters of seed 0's (the seeds share a config and a schedule), and
 element-wise optimizers (Adam, SGD) then make exactly each seed's own step.
 """
@@ -16,7 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 import torch.nn as nn
-from torch.func import functional_call, grad_and_value, vmap
+from torch.func import functional_call, vmap
 
 from tidal.base.errors import ConfigError
 from tidal.base.stages import LearnPlan, LossFn
@@ -97,9 +98,7 @@ class SeedStack:
         infos: list[Optional[dict[str, Any]]] = [None if plan is None else dict(plan.info) for plan in plans]
         for index, stage in enumerate(first.stages):
             optimizer = self._optimizer(live[0], stage.optimizer)
-            trainable = {key: self.tensors[key] for key in optimizer.keys}
-            frozen = {key: tensor for key, tensor in self.tensors.items() if key not in trainable}
-            grads, (loss, values) = self._gradient(stage.loss)(trainable, frozen, batch)
+            grads, loss, values = self._gradient(stage.loss, optimizer.keys, batch)
             norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer, norm_wanted=stage.norm_key is not None)
             for seed, (plan, info) in enumerate(zip(plans, infos)):
                 if plan is None or info is None:
@@ -117,15 +116,25 @@ class SeedStack:
                 plan.after()
         return infos
 
-    def _gradient(self, loss: LossFn) -> Callable[..., Any]:
-        """(trainable, frozen, batch) -> (gradients, (loss, values)), every tensor with the seed dimension first."""
+    def _gradient(self, loss: LossFn, trainable: Sequence[str], batch: dict[str, Any]
+                  ) -> tuple[dict[str, torch.Tensor], torch.Tensor, dict[str, torch.Tensor]]:
+        """(gradients of `trainable`, loss, values), each with the seed dimension first: the loss of every seed in
+        one vmapped forward pass, differentiated by one ordinary backward pass of their sum (each seed's loss
+        depends on its own slices only, so the sum's gradient is every seed's own)."""
         holder = self._holder
 
-        def seed_loss(trainable: dict[str, torch.Tensor], frozen: dict[str, torch.Tensor],
-                      batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-            return functional_call(holder, {**trainable, **frozen}, (loss, batch), strict=True)
+        def seed_loss(tensors: dict[str, torch.Tensor], rows: dict[str, Any]
+                      ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+            return functional_call(holder, tensors, (loss, rows), strict=True)
+        leaves = {key: self.tensors[key].detach().requires_grad_(key in trainable) for key in self.tensors}
         # a loss that draws random numbers would draw them for all seeds from one generator: refused
-        return vmap(grad_and_value(seed_loss, has_aux=True), randomness='error')
+        value, values = vmap(seed_loss, randomness='error')(leaves, batch)
+        grads = torch.autograd.grad(value.sum(), [leaves[key] for key in trainable], allow_unused=True)
+        # a vmapped matmul's weight gradient comes out transposed in memory; the fused optimizers read a gradient as
+        # laid out like its parameter, so it is made contiguous (as the stacked parameters are). A tensor the loss
+        # does not reach gets none, and its optimizer leaves it alone, as it would in a run alone.
+        return ({key: grad.contiguous() for key, grad in zip(trainable, grads) if grad is not None},
+                value.detach(), values)
 
     def _optimizer(self, seed: int, optimizer: torch.optim.Optimizer) -> _StackedOptimizer:
         """The stacked optimizer that stands for `optimizer` of `seed` (the same one of every seed)."""
@@ -167,7 +176,7 @@ class _StackedOptimizer:
         self.params = [param for group in groups for param in group['params']]
         self.optimizer = type(first)(groups, **first.defaults)
         self._seed_params = [[param for group in seed.param_groups for param in group['params']] for seed in seeds]
-        self._linked = False
+        self._linked: set[int] = set()  # the parameters whose seed states are views of the stacked one
         if any(seed.state for seed in seeds):
             self._stack_states()
 
@@ -182,22 +191,23 @@ class _StackedOptimizer:
         self._link_states()
 
     def _link_states(self) -> None:
-        """Point every seed's state at its slice of the stacked state."""
+        """Point every seed's state at its slice of the stacked state (once the stacked one exists)."""
         for index, param in enumerate(self.params):
             state = self.optimizer.state.get(param)
-            if not state:
+            if index in self._linked or not state:
                 continue
             for seed, (optimizer, params) in enumerate(zip(self.seeds, self._seed_params)):
                 optimizer.state[params[index]] = {
                     name: value[seed] if _per_element(name, value) else value for name, value in state.items()}
-        self._linked = True
+            self._linked.add(index)
 
     def step(self, grads: dict[str, torch.Tensor], max_norm: Optional[float], schedule: torch.optim.Optimizer,
              norm_wanted: bool = True) -> Optional[torch.Tensor]:
         """Clip each seed's gradient to `max_norm` (None: not clipped) over this optimizer's tensors and step at the
         learning rate of `schedule` (a live seed's optimizer, as its plan set it); the norms [S] before clipping,
         when they were computed (clipping, or `norm_wanted`)."""
-        ordered = [grads[key] for key in self.keys]
+        reached = [(param, grads[key]) for param, key in zip(self.params, self.keys) if key in grads]
+        ordered = [grad for _, grad in reached]
         clip = max_norm is not None and math.isfinite(max_norm)
         norm = None
         if clip or norm_wanted:
@@ -207,14 +217,14 @@ class _StackedOptimizer:
             assert norm is not None and max_norm is not None
             scale = (max_norm / (norm + CLIP_EPS)).clamp(max=1.0)
             ordered = [grad * scale.view(-1, *([1] * (grad.dim() - 1))) for grad in ordered]
-        for param, grad in zip(self.params, ordered):
+        for (param, _), grad in zip(reached, ordered):
             param.grad = grad
         for group, own_group in zip(self.optimizer.param_groups, schedule.param_groups):
             group['lr'] = own_group['lr']  # the seeds share a config, so a schedule
         self.optimizer.step()
         for param in self.params:
             param.grad = None
-        if not self._linked:
+        if len(self._linked) < len(self.params):
             self._link_states()
         return None if norm is None else norm.detach()
 
