@@ -17,6 +17,7 @@ ranks in step: the same decisions at the top of the loop, every rank's state in 
 """
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import time
@@ -306,7 +307,7 @@ class Run:
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
             self._save_best()
-        if time.monotonic() - self._last_plot >= self.plot_secs:
+        if math.isfinite(self.plot_secs) and time.monotonic() - self._last_plot >= self.plot_secs:
             self._plot()
         progress = {'iter': self.learner.train_iter, 'eval_return': f'{result.return_mean:.1f}'}
         if collected:
