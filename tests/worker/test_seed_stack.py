@@ -6,23 +6,13 @@ import copy
 import pytest
 import torch
 
-from tidal.entry.setup import load_config
-from tidal.worker.builders import build_policy, set_seed
 from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
 from tidal.worker.seed_stack import SeedStack
 
-SEEDS = (0, 1, 2)
+from seed_stacking import SEEDS, pendulum_batch, policies, run_alone_and_stacked  # noqa: E402  (tests/worker is on the import path)
+
 BATCH = 64
 TOL = 1e-5
-
-
-def policies(config, overrides=(), seeds=SEEDS):
-    cfg = load_config(config, overrides=list(overrides))
-    built = []
-    for seed in seeds:
-        set_seed(seed)
-        built.append(build_policy(copy.deepcopy(cfg)))
-    return built
 
 
 def ppo_batch(gen, env_step):
@@ -208,38 +198,11 @@ def test_stacked_ppg_aux_updates_equal_each_seed_alone():
             assert torch.allclose(a_state[index]['exp_avg'], g_state[index]['exp_avg'], atol=TOL, rtol=0)
 
 
-def sac_batch(generator, rows=64):
-    """A replay batch of Pendulum's shapes (3 observation, 1 action dimensions)."""
-    return dict(obs=torch.randn(rows, 3, generator=generator),
-                action=torch.rand(rows, 1, generator=generator) * 2 - 1,
-                reward=torch.randn(rows, generator=generator),
-                next_obs=torch.randn(rows, 3, generator=generator),
-                terminated=torch.rand(rows, generator=generator) < 0.1,
-                truncated=torch.zeros(rows, dtype=torch.bool))
-
-
 def test_stacked_sac_updates_equal_each_seed_alone():
     """Two stages (critics, then actor and temperature), reparameterization noise drawn in the plan from each
     seed's own generator, the temperature's scalar parameter and the Polyak update of the target critics."""
-    alone, group = policies('pendulum_sac'), policies('pendulum_sac')
-    stack = SeedStack(group)
     count = len(SEEDS)
-    data = [torch.Generator().manual_seed(seed) for seed in SEEDS]
-    noise_alone = [torch.Generator().manual_seed(100 + seed).get_state() for seed in SEEDS]
-    noise_group = list(noise_alone)
-
-    def on_stream(streams, seed, fn):
-        torch.set_rng_state(streams[seed])
-        result = fn()
-        streams[seed] = torch.get_rng_state()
-        return result
-
-    for _ in range(20):
-        batches = [sac_batch(generator) for generator in data]
-        copies = [dict(batch) for batch in batches]
-        infos = [on_stream(noise_alone, s, lambda: alone[s].learn_mode.forward(batches[s])) for s in range(count)]
-        plans = [on_stream(noise_group, s, lambda: group[s].learn_mode.plan(copies[s])) for s in range(count)]
-        stacked = stack.update(plans, copies)
+    alone, group, infos, stacked = run_alone_and_stacked('pendulum_sac', pendulum_batch)
     for seed in range(count):
         mine, theirs = group[seed].learn_mode.state_dict(), alone[seed].learn_mode.state_dict()
         for part in ('model', 'target_critic', 'temperature'):
@@ -260,7 +223,7 @@ def test_stacked_sqil_updates_equal_each_seed_alone_and_report_each_half():
     for _ in range(5):
         batches = []
         for generator in data:
-            batch = sac_batch(generator)
+            batch = pendulum_batch(generator)
             batch['expert'] = torch.arange(64) % 2 == 0
             batches.append(batch)
         copies = [dict(batch) for batch in batches]

@@ -2,18 +2,14 @@
 discrete_sac (exact expectations over actions, nothing drawn): each seed's stacked update equals its update alone."""
 from __future__ import annotations
 
-import copy
-
 import pytest
 import torch
 
-from tidal.entry.setup import load_config
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.sac_v import SACVPolicy
-from tidal.worker.builders import build_policy, set_seed
-from tidal.worker.seed_stack import SeedStack
 
-SEEDS = (0, 1, 2)
+from seed_stacking import SEEDS, pendulum_batch, run_alone_and_stacked  # noqa: E402  (tests/worker is on the import path)
+
 ROWS = 64
 TOL = 1e-5
 
@@ -28,25 +24,6 @@ def float64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(before)
-
-
-def policies(config, overrides=()):
-    cfg = load_config(config, overrides=list(overrides))
-    built = []
-    for seed in SEEDS:
-        set_seed(seed)
-        built.append(build_policy(copy.deepcopy(cfg)))
-    return built
-
-
-def pendulum_batch(generator):
-    """A replay batch of Pendulum's shapes (3 observation, 1 action dimensions)."""
-    return dict(obs=torch.randn(ROWS, 3, generator=generator),
-                action=torch.rand(ROWS, 1, generator=generator) * 2 - 1,
-                reward=torch.randn(ROWS, generator=generator),
-                next_obs=torch.randn(ROWS, 3, generator=generator),
-                terminated=torch.rand(ROWS, generator=generator) < 0.1,
-                truncated=torch.zeros(ROWS, dtype=torch.bool))
 
 
 def cartpole_batch(generator):
@@ -74,31 +51,6 @@ def tensors_of(state, prefix=''):
             found.update(tensors_of(value, f'{prefix}.{index}'))
         return found
     return {}
-
-
-def run_alone_and_stacked(config, make_batch, overrides=(), rounds=20):
-    """`rounds` updates of each seed alone and of the same seeds stacked, on the same batches, the noise of each
-    seed drawn from its own stream in both; (alone policies, stacked policies, last infos alone, last stacked)."""
-    alone, group = policies(config, overrides), policies(config, overrides)
-    stack = SeedStack(group)
-    data = [torch.Generator().manual_seed(seed) for seed in SEEDS]
-    noise_alone = [torch.Generator().manual_seed(100 + seed).get_state() for seed in SEEDS]
-    noise_group = list(noise_alone)
-
-    def on_stream(streams, seed, fn):
-        torch.set_rng_state(streams[seed])
-        result = fn()
-        streams[seed] = torch.get_rng_state()
-        return result
-
-    infos, stacked = [], []
-    for _ in range(rounds):
-        batches = [make_batch(generator) for generator in data]
-        copies = [dict(batch) for batch in batches]
-        infos = [on_stream(noise_alone, s, lambda: alone[s].learn_mode.forward(batches[s])) for s in range(len(SEEDS))]
-        plans = [on_stream(noise_group, s, lambda: group[s].learn_mode.plan(copies[s])) for s in range(len(SEEDS))]
-        stacked = stack.update(plans, copies)
-    return alone, group, infos, stacked
 
 
 def assert_same_learn_state(alone, group, parts):

@@ -2,29 +2,16 @@
 update) for every seed at once, and each seed ends where its update alone takes it."""
 from __future__ import annotations
 
-import copy
-
 import pytest
 import torch
 
-from tidal.entry.setup import load_config
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
-from tidal.worker.builders import build_policy, set_seed
-from tidal.worker.seed_stack import SeedStack
 
-SEEDS = (0, 1, 2)
+from seed_stacking import SEEDS, policies, run_alone_and_stacked  # noqa: E402  (tests/worker is on the import path)
+
 TOL = 1e-5
 MONITORS = ('critic_loss', 'twin_critic_loss', 'policy_loss', 'alpha', 'switch_alpha', 'alpha_loss', 'entropy',
             'switch_entropy', 'switch_prob', 'train_switch_rate', 'target_q_value')
-
-
-def policies(config, overrides):
-    cfg = load_config(config, overrides=list(overrides))
-    built = []
-    for seed in SEEDS:
-        set_seed(seed)
-        built.append(build_policy(copy.deepcopy(cfg)))
-    return built
 
 
 def taac_batch(generator, size, rows=16, length=4):
@@ -48,29 +35,15 @@ def test_taac_family_plans_its_updates():
 @pytest.mark.parametrize('config', ['pendulum_taac', 'pendulum_taac_q'])
 def test_stacked_taac_updates_equal_each_seed_alone(config):
     overrides = ['policy.model.actor_hidden_sizes=[32,32]', 'policy.model.critic_hidden_sizes=[32,32]']
-    alone, group = policies(config, overrides), policies(config, overrides)
-    size = alone[0]._trajectory.size
-    stack = SeedStack(group)
+    size = policies(config, overrides, seeds=(0,))[0]._trajectory.size
     count = len(SEEDS)
-    data = [torch.Generator().manual_seed(seed) for seed in SEEDS]
-    noise_alone = [torch.Generator().manual_seed(100 + seed).get_state() for seed in SEEDS]
-    noise_group = list(noise_alone)
 
-    def on_stream(streams, seed, fn):
-        torch.set_rng_state(streams[seed])
-        result = fn()
-        streams[seed] = torch.get_rng_state()
-        return result
-
-    for _ in range(20):
-        batches = [taac_batch(generator, size) for generator in data]
-        copies = [dict(batch) for batch in batches]
-        infos = [on_stream(noise_alone, s, lambda: alone[s].learn_mode.forward(batches[s])) for s in range(count)]
-        plans = [on_stream(noise_group, s, lambda: group[s].learn_mode.plan(copies[s])) for s in range(count)]
-        stacked = stack.update(plans, copies)
+    def same_monitors(infos, stacked):
         for seed in range(count):
             for key in MONITORS:
                 assert float(stacked[seed][key]) == pytest.approx(float(infos[seed][key]), abs=TOL), (seed, key)
+    alone, group, infos, _ = run_alone_and_stacked(config, lambda generator: taac_batch(generator, size), overrides,
+                                                   each_round=same_monitors)
     for seed in range(count):
         mine, theirs = group[seed].learn_mode.state_dict(), alone[seed].learn_mode.state_dict()
         for part in ('model', 'target_critic', 'temperature', 'switch_temperature'):
