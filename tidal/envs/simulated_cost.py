@@ -41,4 +41,4 @@ class SimulatedCost(gymnasium.Wrapper):
 
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(ENV_ID, entry_point=SimulatedCost, disable_env_checker=True)
+    gymnasium.register(ENV_ID, entry_point='tidal.envs.simulated_cost:SimulatedCost', disable_env_checker=True)
