@@ -16,7 +16,7 @@ from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
 from tidal.entry.seed_group import SeedGroup, check_groupable, recover_checkpoints
-from tidal.worker.run_groups import GROUP_FILE, seed_folder
+from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
 from tidal.registry import feed_class, policy_class
@@ -133,9 +133,10 @@ def checked_seeds(seeds: Sequence[int]) -> list[int]:
 
 
 def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult]:
-    """Continue every seed of a group that has not ended, together; seeds whose checkpoints stand at different
-    env steps (a kill while they saved) continue one after the other instead, each exactly."""
-    spec = json.loads((group_dir / GROUP_FILE).read_text())
+    """Continue every seed of a group that has not ended, together (first completing or undoing the round of
+    checkpoints a kill interrupted). Seeds whose checkpoints stand at different env steps (one was resumed alone)
+    continue one after the other instead, each alone."""
+    spec = read_group(group_dir)
     recover_checkpoints(group_dir, [seed_folder(group_dir, seed) for seed in spec['seeds']])
     pending: list[tuple[EasyDict, Path, Optional[dict[str, Any]]]] = []
     for seed in spec['seeds']:
@@ -156,15 +157,17 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
     if len(steps) > 1:
         print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)} (one was "
               f"resumed alone?); they resume one after the other, each alone", flush=True)
-        for _, run_dir, _ in pending:
-            resume(run_dir, progress)
+        trained = {run_dir: resume(run_dir, progress).policy for _, run_dir, _ in pending}
     else:
         cfgs, pending_dirs, states = zip(*pending)
-        SeedGroup(cfgs, pending_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'], spec['max_train_iter'],
-                  progress, resume_states=states).train()
+        policies = SeedGroup(cfgs, pending_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'],
+                             spec['max_train_iter'], progress, resume_states=states).train()
+        trained = dict(zip(pending_dirs, policies))
     run_dirs = [seed_folder(group_dir, seed) for seed in spec['seeds']]
-    return GroupResult([RunResult(_policy_of(run_dir), run_dir, read_eval_rows(run_dir)) for run_dir in run_dirs],
-                       group_dir)
+    # a seed that had ended before is read back from its folder
+    return GroupResult([RunResult(trained[run_dir] if run_dir in trained else _policy_of(run_dir), run_dir,
+                                  read_eval_rows(run_dir))
+                        for run_dir in run_dirs], group_dir)
 
 
 def resume(run_dir: str | os.PathLike, progress: bool = True) -> Any:

@@ -116,7 +116,7 @@ class Run:
             'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
             'save': Period(learner_cfg.save_ckpt_freq, learner_cfg.save_ckpt_freq_env_steps, lambda: self.env_step)}
         self.learner.register_hook(self._log_train, self._periods['log'])
-        self.learner.register_hook(self._request_save, self._periods['save'])
+        self.learner.register_hook(lambda learner, info: self.request_checkpoint(), self._periods['save'])
         if resume_state is None:
             self.collector.reset(seed=stream_seed(self.seed))
         else:
@@ -179,11 +179,9 @@ class Run:
             self.logger.info(message)
             print(f'tidal: {message}', flush=True)
 
-    def _request_save(self, learner: Learner, info: dict[str, Any]) -> None:
-        self._save_due = True  # saved at the top of the loop, where the run's state is consistent
-
     def request_checkpoint(self) -> None:
-        """Save at the next top of the loop (a seed group saves all its seeds when one is due)."""
+        """Save at the next top of the loop, where the run's state is consistent (the learner's save period asks,
+        and a seed group asks all its seeds when one is due)."""
         self._save_due = True
 
     def checkpoint_due(self) -> bool:

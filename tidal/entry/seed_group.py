@@ -34,8 +34,9 @@ from tidal.entry.run import LATEST, Run, RunInterrupted
 from tidal.policies.base import Policy
 from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
+from tidal.worker.distributed import catch_signals
+from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
-
 from tidal.worker.rng import GeneratorSnapshot
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
@@ -115,7 +116,7 @@ class SeedGroup:
     def train(self) -> list[Policy]:
         """Train every seed to its end; a signal checkpoints every seed and stops the group."""
         start = time.monotonic()
-        restore_signals = self._catch_signals()
+        restore_signals = catch_signals([member.run.lockstep for member in self.members])
         total = None if self.max_env_step is None else self.max_env_step * len(self.members)
         bar = tqdm(total=total, unit='step', dynamic_ncols=True, disable=not self.progress, mininterval=1.0)
         try:
@@ -155,22 +156,14 @@ class SeedGroup:
         return [member for member in self.members if member.live]
 
     @contextmanager
-    def _own_generators(self, member: Member) -> Iterator[None]:
-        """The seed's global generators in place for the block, put aside after it."""
-        member.rng.restore()
+    def _own_generators(self, member: Member, torch_only: bool = False) -> Iterator[None]:
+        """The seed's global generators (`torch_only`: torch's, all that a plan draws from) in place for the block,
+        put aside after it."""
+        member.rng.restore(torch_only)
         try:
             yield
         finally:
-            member.rng = GeneratorSnapshot()
-
-    @contextmanager
-    def _own_torch_generators(self, member: Member) -> Iterator[None]:
-        """`_own_generators` for torch's generators alone: all that a plan draws from, at a fraction of the cost."""
-        member.rng.restore_torch()
-        try:
-            yield
-        finally:
-            member.rng.take_torch()
+            member.rng.take(torch_only)
 
     def _turn(self, member: Member, step: Any, own_generators: bool = True) -> Any:
         """`step()` for one seed; a seed that fails (a TidalError) stops alone, a signal stops it saved."""
@@ -217,7 +210,7 @@ class SeedGroup:
 
     def _plan(self, member: Member, request: UpdateRequest) -> LearnPlan:
         """The seed's plan of one update, any noise it draws drawn from the seed's own torch generators."""
-        with self._own_torch_generators(member):
+        with self._own_generators(member, torch_only=True):
             return _plan(request)
 
     def _count(self, member: Member, request: UpdateRequest, info: dict[str, Any]) -> None:
@@ -244,15 +237,11 @@ class SeedGroup:
 
     # ----- endings -----------------------------------------------------------------------------
     def _finish(self, member: Member, outcome: str) -> None:
-        """A seed that reached its budget or stop value: its last evaluation and checkpoint, then it closes."""
-        try:
-            with self._own_generators(member):
-                member.run.conclude(outcome)
-        except TidalError as err:
-            self._stop(member, err)
-            tqdm.write(f'tidal: seed {member.seed} stopped: {err}', file=sys.stderr)
-            return
-        self._close(member, outcome)
+        """A seed that reached its budget or stop value: its last evaluation and checkpoint, then it closes (unless
+        those stopped it)."""
+        self._turn(member, lambda: member.run.conclude(outcome))
+        if member.live:
+            self._close(member, outcome)
 
     def _stop(self, member: Member, err: BaseException) -> None:
         outcome, _ = member.run.failed(err) if not isinstance(err, RunInterrupted) else (f'stopped: {err}', err)
@@ -262,24 +251,6 @@ class SeedGroup:
         member.live = False
         self.stack.release(self.members.index(member))
         member.run.close(outcome)
-
-    def _catch_signals(self) -> Any:
-        """SIGTERM / SIGINT reach every seed's run: each saves at its next turn and stops."""
-        handlers = [member.run.lockstep for member in self.members]
-        previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
-
-        def handle(signum: int, frame: Any) -> None:
-            if any(lockstep.signum is not None for lockstep in handlers) and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            for lockstep in handlers:
-                lockstep.signum = signum
-        for signum in previous:
-            signal.signal(signum, handle)
-
-        def restore() -> None:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        return restore
 
     # ----- the aggregate folder ------------------------------------------------------------------
     def _plot_due(self) -> None:
@@ -304,10 +275,7 @@ class SeedGroup:
             self._plot()
             summary = group_summary(self.group_dir, [member.run for member in self.members], wall_time)
             (self.group_dir / AGGREGATE_DIR).mkdir(exist_ok=True)
-            path = self.group_dir / AGGREGATE_DIR / 'summary.json'
-            tmp = path.with_name('.summary.json.tmp')
-            tmp.write_text(json.dumps(summary, indent=2) + '\n')
-            tmp.replace(path)
+            write_summary(self.group_dir / AGGREGATE_DIR, summary)
         except OSError:
             pass
 

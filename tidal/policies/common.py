@@ -92,14 +92,17 @@ def run_plan(plan: LearnPlan, batch: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def constant_parameters(modules: Sequence[torch.nn.Module]) -> Iterator[None]:
-    """The modules' parameters need no gradient inside the block (a loss reads them as constants)."""
-    for module in modules:
-        module.requires_grad_(False)
+    """The modules' parameters need no gradient inside the block (a loss reads them as constants); each gets its
+    own flag back after it (a frozen copy stays frozen)."""
+    params = [param for module in modules for param in module.parameters()]
+    flags = [param.requires_grad for param in params]
+    for param in params:
+        param.requires_grad_(False)
     try:
         yield
     finally:
-        for module in modules:
-            module.requires_grad_(True)
+        for param, flag in zip(params, flags):
+            param.requires_grad_(flag)
 
 
 def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:

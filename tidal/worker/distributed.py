@@ -239,19 +239,7 @@ class Lockstep:
     def catch_signals(self) -> Callable[[], None]:
         """Make SIGTERM (preemption) and SIGINT checkpoint and stop the run at the next decision (a second
         SIGINT stops at once); returns what puts the previous handlers back. Only the main thread can."""
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def handle(signum: int, frame: Any) -> None:
-            if self.signum is not None and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            self.signum = signum
-        previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
-
-        def restore() -> None:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        return restore
+        return catch_signals([self])
 
     def start(self, views: PolicyViews) -> None:
         """Every rank starts from rank 0's weights, and every optimizer step averages the ranks' gradients."""
@@ -291,6 +279,25 @@ class Lockstep:
             raise TidalError(f'this run was checkpointed by {world_size} learner process(es); resume it with as '
                              f'many (torchrun --nproc_per_node={world_size}), not {self.context.world_size}')
         return state if self.context.is_main else state['ranks'][self.context.rank - 1]
+
+
+def catch_signals(locksteps: Sequence[Lockstep]) -> Callable[[], None]:
+    """Make SIGTERM and SIGINT reach every lockstep (the runs of a seed group: each saves at its next decision and
+    stops), a second SIGINT stop at once; returns what puts the previous handlers back. Only the main thread can."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handle(signum: int, frame: Any) -> None:
+        if signum == signal.SIGINT and any(lockstep.signum is not None for lockstep in locksteps):
+            raise KeyboardInterrupt
+        for lockstep in locksteps:
+            lockstep.signum = signum
+    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return restore
 
 
 class NullLogger:

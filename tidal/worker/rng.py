@@ -58,25 +58,24 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 class GeneratorSnapshot:
     """The global generators' state as the libraries give it, for putting a run's generators aside while another
-    run of the process draws (a seed group): cheaper than `rng_state`, and not for checkpoints."""
+    run of the process draws (a seed group): cheaper than `rng_state`, and not for checkpoints. `torch_only`: torch's
+    generators alone, all that some blocks draw from, at a fraction of the cost."""
 
     def __init__(self) -> None:
-        self.python, self.numpy = random.getstate(), np.random.get_state()
+        self.take()
+
+    def take(self, torch_only: bool = False) -> None:
+        """Keep the generators as they are now."""
+        if not torch_only:
+            self.python, self.numpy = random.getstate(), np.random.get_state()
         self.torch = torch.get_rng_state()
         self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
 
-    def restore(self) -> None:
-        random.setstate(self.python)
-        np.random.set_state(self.numpy)
-        self.restore_torch()
-
-    def take_torch(self) -> None:
-        """Keep torch's generators as they are now (after only torch drew)."""
-        self.torch = torch.get_rng_state()
-        if self.cuda is not None:
-            self.cuda = torch.cuda.get_rng_state_all()
-
-    def restore_torch(self) -> None:
+    def restore(self, torch_only: bool = False) -> None:
+        """Put the kept state back in place."""
+        if not torch_only:
+            random.setstate(self.python)
+            np.random.set_state(self.numpy)
         torch.set_rng_state(self.torch)
         if self.cuda is not None:
             torch.cuda.set_rng_state_all(self.cuda)

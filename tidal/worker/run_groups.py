@@ -28,12 +28,17 @@ def seed_folder(group_dir: Path, seed: int) -> Path:
     return group_dir / f'seed_{seed}'
 
 
+def read_group(group_dir: Path) -> dict:
+    """A seed group's group.json: its seeds and budget (max_env_step, max_train_iter)."""
+    return json.loads((group_dir / GROUP_FILE).read_text())
+
+
 def expand_seed_groups(run_dirs: Sequence[str | os.PathLike]) -> list[Path]:
     """The run folders, with a seed group's folder replaced by its seeds' folders (those that evaluated)."""
     expanded: list[Path] = []
     for run_dir in map(Path, run_dirs):
         if (run_dir / GROUP_FILE).is_file():
-            seeds = json.loads((run_dir / GROUP_FILE).read_text())['seeds']
+            seeds = read_group(run_dir)['seeds']
             expanded += [seed_folder(run_dir, seed) for seed in seeds
                          if (seed_folder(run_dir, seed) / 'evals.csv').is_file()]
         else:

@@ -13,7 +13,7 @@ element-wise optimizers (Adam, SGD) then make exactly each seed's own step.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -58,8 +58,7 @@ class SeedStack:
                 self._stack(key, [member[tensor_name] for member in members])
                 self._key_of[id(first)] = key
         self._optimizers: dict[int, _StackedOptimizer] = {}  # by position in the seeds' optimizer lists
-        self._seed_optimizers = [self._optimizers_of(policy) for policy in policies]
-        self._vmapped: dict[tuple[int, ...], Callable[..., Any]] = {}
+        self._seed_optimizers = [policy.learn_optimizers() for policy in policies]
 
     def _stack(self, key: str, tensors: list[torch.Tensor]) -> None:
         stacked = torch.stack([tensor.detach() for tensor in tensors])
@@ -67,10 +66,6 @@ class SeedStack:
             tensor.data = stacked[seed]
             self._seed_tensors[seed].append(tensor)
         self.tensors[key] = stacked
-
-    @staticmethod
-    def _optimizers_of(policy: Policy) -> list[torch.optim.Optimizer]:
-        return policy.learn_optimizers()
 
     def release(self, seed: int) -> None:
         """Give `seed` (which stopped) tensors of its own again, so the stack's later steps leave it as it is."""
@@ -166,7 +161,7 @@ class _StackedOptimizer:
 
     def __init__(self, first: torch.optim.Optimizer, seeds: list[torch.optim.Optimizer], keys: list[str],
                  tensors: dict[str, torch.Tensor]) -> None:
-        self.first, self.seeds, self.keys = first, seeds, keys
+        self.seeds, self.keys = seeds, keys
         groups, position = [], 0
         for group in first.param_groups:
             count = len(group['params'])
