@@ -34,6 +34,8 @@ class FeedSpec:
     learns: str              # how, for errors: 'learns on-policy'
     on_policy: bool          # learns from fresh rollouts only (no replay, no warm-up)
     async_collection: bool   # collector.mode='async' (Ape-X style staleness) can feed it
+    # collector.mode='async' collects the next rollout while this one is learnt (a policy lag of one rollout)
+    rollout_ahead: bool = False
     # its step reads nothing back from its updates, so a seed group can make them after the step, for all seeds
     # at once (tidal.worker.update_recorder)
     groups: bool = False

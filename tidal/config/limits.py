@@ -48,8 +48,9 @@ def check_collector(cfg: Mapping, policy_cls: Any) -> None:
         raise ConfigError(f'collector.num_workers={workers} does not divide env.collector_env_num={envs}; '
                           f'set collector.envs_per_worker')
     if collector['mode'] == 'async':
-        if not feed_class(policy_cls).spec(cfg).async_collection:
-            raise ConfigError(f"collector.mode='async' runs with the off-policy pipeline only; policy "
+        spec = feed_class(policy_cls).spec(cfg)
+        if not (spec.async_collection or spec.rollout_ahead):
+            raise ConfigError(f"collector.mode='async' runs with the off-policy and on-policy pipelines; policy "
                               f"'{policy['type']}' runs the '{policy_cls.pipeline}' one: use collector.mode='sync'")
         if policy['collect'].get('unroll_len', 1) > 1:
             raise ConfigError("collector.mode='async' hands in one worker's envs at a time, which sequence "

@@ -30,7 +30,7 @@ class RolloutFeed(Feed):
 
     name = 'rollout'
     SPEC = FeedSpec(entry_point='serial_pipeline_onpolicy', learns='learns on-policy', on_policy=True,
-                    async_collection=False, groups=True)
+                    async_collection=False, rollout_ahead=True, groups=True)
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
