@@ -93,6 +93,10 @@ class EvalMode(Protocol):
     def seed(self, seed: int) -> None: ...  # reseeds the eval mode's own generator (not torch's global one)
 
 
+def _rollout_as_collected(rollout: dict[str, Any], layout: EnvLayout) -> None:
+    pass
+
+
 @dataclass(frozen=True)
 class LearnView:
     """A policy's learn mode: bound methods, so `dataclasses.replace` can swap one of them."""
@@ -105,6 +109,9 @@ class LearnView:
     optimizers: Callable[[], Sequence[torch.optim.Optimizer]]
     cfg: EasyDict
     plan: Optional[PlanFn] = None  # the update as loss stages, which a seed group stacks; None: it cannot
+    # an on-policy feed hands it each rollout (step-major, `EnvLayout`) before its epochs, with the weights that
+    # all earlier updates made, to set columns again in place (PPO's V-trace targets); none by default
+    prepare_rollout: Callable[[dict[str, Any], EnvLayout], None] = _rollout_as_collected
 
 
 @dataclass(frozen=True)

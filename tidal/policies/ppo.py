@@ -5,10 +5,13 @@ of GAE(lambda) (Schulman et al. 2016, arXiv 1506.02438). Discrete actions come f
 distribution (with an optional action mask, obs = {'observation', 'action_mask'}); continuous ones from
 a Gaussian with a state-independent log std, learned from as sampled (the env adapter clips them).
 Observation normalisation and reward scaling, as Stable-Baselines3's VecNormalize does them, are
-options whose statistics travel in the checkpoint and apply at eval.
+options whose statistics travel in the checkpoint and apply at eval. For rollouts collected by older weights
+(collector.mode='async'), the learner can recompute the value targets and advantages with V-trace (Espeholt
+et al. 2018, arXiv 1802.01561) before each rollout's epochs (learn.value_target).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping, Optional
 
 import torch
@@ -19,10 +22,10 @@ from tidal.base.errors import ConfigError
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, run_plan, split_action_mask
-from tidal.base.modes import EnvLayout, Timestep
+from tidal.base.modes import EnvLayout, LearnView, Timestep
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss
+from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss, vtrace
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
 from tidal.base.nest import tree_map
 
@@ -70,6 +73,15 @@ class PPOPolicy(Policy):
             clip_decay=False,
             # (int > 0 or None) Env steps over which lr_decay and clip_decay reach 0 (usually the run's budget).
             decay_env_steps=None,
+            # (str in {'gae', 'vtrace'}) Value targets and advantages: 'gae' as collection computed them with the
+            # behaviour weights; 'vtrace' recomputed with the learner's weights before a rollout's epochs (IMPALA's
+            # V-trace, lambda = collect.gae_lambda), for rollouts that older weights collected (collector.mode='async').
+            value_target='gae',
+            # (float > 0) rho_bar of V-trace: clip of the importance ratios pi/mu that weight its TD errors and its
+            # policy-gradient advantages.
+            vtrace_rho_clip=1.0,
+            # (float > 0) c_bar of V-trace: clip of the importance ratios in its traces (usually <= rho_bar).
+            vtrace_c_clip=1.0,
         ),
         collect=dict(
             # (int > 0) Env steps per rollout, summed over the collector envs (rounded up to a multiple of
@@ -77,7 +89,8 @@ class PPOPolicy(Policy):
             n_sample=2048,
             # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float in [0, 1]) lambda of GAE: 0 is the one-step TD error, 1 the Monte Carlo return.
+            # (float in [0, 1]) lambda of GAE (and of V-trace's traces): 0 is the one-step TD error, 1 the Monte
+            # Carlo return.
             gae_lambda=0.95,
         ),
     )
@@ -167,6 +180,44 @@ class PPOPolicy(Policy):
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch)
 
+    @property
+    def learn_mode(self) -> LearnView:
+        return dataclasses.replace(super().learn_mode, prepare_rollout=self._prepare_rollout)
+
+    def _prepare_rollout(self, rollout: dict[str, Any], layout: EnvLayout) -> None:
+        """The rollout's value targets and advantages as learn.value_target asks, set in place before its epochs
+        (PPG's aux phase then reads the same returns)."""
+        if self._cfg.learn.value_target == 'vtrace':
+            self._vtrace_targets(rollout, layout)
+
+    @torch.no_grad()
+    def _vtrace_targets(self, rollout: dict[str, Any], layout: EnvLayout) -> None:
+        """V-trace targets (`return`), advantages (`advantage`) and values (`value`, which value clipping is
+        around) of the learner's weights now, for a rollout that the behaviour weights mu collected.
+
+        The ratio pi/mu is that of the rollout's actions, against the behaviour's `log_prob`, which the clipped
+        loss keeps using. V(x_{s+1}) is the current value of the same env's next row while the episode goes on;
+        where it was truncated, and past the rollout's last step, it is the behaviour's estimate that collection
+        stored (`next_value`): the observations it was computed from are not in the rollout.
+        """
+        steps, envs = layout.steps, layout.num_envs
+
+        def grid(key: str) -> torch.Tensor:
+            return rollout.pop(key).reshape(steps, envs)
+
+        dist, value = self._evaluate(*split_action_mask(rollout['obs']))  # obs normalized when collected
+        log_rho = (dist.log_prob(rollout['action']) - rollout['log_prob']).reshape(steps, envs)
+        value = value.reshape(steps, envs)
+        reward, terminated, done, stored_next_value = grid('reward'), grid('terminated'), grid('done'), \
+            grid('next_value')
+        following = torch.cat([value[1:], stored_next_value[-1:]])  # the same env's next row, if any
+        next_value = torch.where(done, stored_next_value, following)
+        learn = self._cfg.learn
+        returns, advantage = vtrace(reward, value, next_value, log_rho, terminated, done,
+                                    self._cfg.collect.discount_factor, self._cfg.collect.gae_lambda,
+                                    learn.vtrace_rho_clip, learn.vtrace_c_clip)  # eqs. 1 and 4
+        rollout.update(value=value.reshape(-1), advantage=advantage.reshape(-1), **{'return': returns.reshape(-1)})
+
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One clipped step on the PPO loss, at the learning rate and clip ratio of the batch's env step."""
         lr = self._set_learning_rate(self._optimizer, self._cfg.learn.learning_rate, batch)
@@ -232,7 +283,8 @@ class PPOPolicy(Policy):
         return self._model.value(observation)
 
     def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
-        """GAE advantages and returns of a rollout; truncated episodes bootstrap, terminated ones do not."""
+        """GAE advantages and returns of a rollout; truncated episodes bootstrap, terminated ones do not. With
+        learn.value_target='vtrace' the rows also keep what the learner's V-trace reads (`_vtrace_targets`)."""
         steps, envs = layout.steps, layout.num_envs
 
         def grid(key: str) -> torch.Tensor:
@@ -254,6 +306,9 @@ class PPOPolicy(Policy):
         advantage, returns = gae(reward, value, next_value, terminated, terminated | truncated,
                                  self._cfg.collect.discount_factor, self._cfg.collect.gae_lambda)
         transitions.update(value=value.reshape(-1), advantage=advantage.reshape(-1), **{'return': returns.reshape(-1)})
+        if self._cfg.learn.value_target == 'vtrace':  # the flags as GAE read them (learn.ignore_done applied)
+            transitions.update(reward=reward.reshape(-1), terminated=terminated.reshape(-1),
+                               done=(terminated | truncated).reshape(-1), next_value=next_value.reshape(-1))
         return transitions
 
     def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:

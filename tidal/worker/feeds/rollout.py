@@ -2,7 +2,8 @@
 lets it go.
 
 The policy's `get_train_sample` turns the rollout into training rows (GAE advantages and returns for
-PPO); this feed only cuts the rows into `epoch_per_collect` epochs of shuffled minibatches.
+PPO), and its learn mode's `prepare_rollout` may set them again, in place, with the learner's weights (V-trace);
+this feed only cuts the rows into `epoch_per_collect` epochs of shuffled minibatches.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from easydict import EasyDict
 from tidal.base.collector import Collector
 from tidal.base.errors import ConfigError
 from tidal.base.feed import FeedSpec, Trainer
-from tidal.base.modes import PolicyViews
+from tidal.base.modes import EnvLayout, PolicyViews
 from tidal.base.nest import leading_dim, take_rows
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.feeds.common import Feed, within_budget
@@ -51,6 +52,7 @@ class RolloutFeed(Feed):
     def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
         self.check_config(cfg)
         self.collector, self.learner = collector, learner
+        self.prepare_rollout = views.learn.prepare_rollout
         self.n_sample = cfg.policy.collect.n_sample
         self.batch_size = cfg.policy.learn.batch_size
         self.epochs = cfg.policy.learn.epoch_per_collect
@@ -69,8 +71,12 @@ class RolloutFeed(Feed):
         self.learn(self.collector.collect(within_budget(self.n_sample, env_budget)))
 
     def learn(self, rollout: dict[str, Any]) -> None:
-        """The policy phase: epochs of shuffled minibatches over one rollout."""
+        """The policy phase: epochs of shuffled minibatches over one rollout, which the learn mode prepares first."""
         rows = leading_dim(rollout)
+        # every update asked for before this step has been made, in a seed group too (its recorded updates are
+        # made at the end of each round), so the learn mode reads the weights they reached
+        envs = self.collector.num_envs
+        self.prepare_rollout(rollout, EnvLayout(num_envs=envs, steps=rows // envs))
         env_step = self.collector.env_step  # lets the policy decay its rates with the env steps seen
         for _ in range(self.epochs):
             order = torch.randperm(rows, generator=self.generator)
