@@ -27,17 +27,7 @@ SMALL = ['policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_siz
 FAULTY = ['import_names=[ray_test_envs]', f'env.env_id={FAULTY_ID}', 'env.stop_value=null']
 
 
-@pytest.fixture(scope='module', autouse=True)
-def local_ray():
-    started = not ray.is_initialized()
-    if started:
-        monkey = pytest.MonkeyPatch()
-        monkey.setenv('RAY_worker_niceness', '0')  # as tidal starts a local Ray
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    if started:
-        ray.shutdown()
-        monkey.undo()
+pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 
 
 def config(*overrides):
@@ -197,9 +187,10 @@ def test_ray_collector_config_errors(overrides, message):
         config('collector.type=ray', *overrides)
 
 
-def test_async_refuses_on_policy_learning():
-    with pytest.raises(ConfigError, match="runs the 'rollout' one"):
-        load_config('cartpole_ppo', 0, ['collector.type=ray', 'collector.mode=async'])
+def test_async_takes_on_policy_learning_with_sequences_refused():
+    assert load_config('cartpole_ppo', 0, ['collector.type=ray', 'collector.mode=async']).collector.mode == 'async'
+    with pytest.raises(ConfigError, match="unroll_len > 1"):
+        load_config('pendulum_taac', 0, ['collector.type=ray', 'collector.mode=async'])
 
 
 def test_muzero_refuses_ray_collection():

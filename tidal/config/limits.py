@@ -38,6 +38,10 @@ def check_collector(cfg: Mapping, policy_cls: Any) -> None:
     """Settings of a Ray collector that cannot work together, refused before Ray starts. `policy_cls` is a
     registered policy class (tidal.config cannot import tidal.policies to name its type)."""
     collector, policy = cfg['collector'], cfg['policy']
+    evaluator = policy['eval']['evaluator']
+    if evaluator.get('on_ray') and evaluator.get('video_every'):
+        raise ConfigError('policy.eval.evaluator.on_ray: the eval actor records no videos (it may run on another '
+                          'machine); set policy.eval.evaluator.video_every=0')
     if collector['type'] != 'ray':
         return
     workers, per_worker, envs = collector['num_workers'], collector['envs_per_worker'], cfg['env']['collector_env_num']

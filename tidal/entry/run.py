@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -37,13 +37,16 @@ from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, buil
 from tidal.worker.collectors import build_collector
 from tidal.worker.checkpoint import save_checkpoint
 from tidal.worker.distributed import Lockstep, NullLogger, init_distributed, shutdown_distributed
-from tidal.worker.evaluator import Evaluator
+from tidal.worker.evaluator import EvalResult, Evaluator
 from tidal.worker.finite import NonFiniteError
 from tidal.worker.learner import Learner, Period, scalars
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 from tidal.worker.update_recorder import UpdateRecorder
+
+if TYPE_CHECKING:
+    from tidal.worker.ray_evaluator import RemoteEvaluation
 
 
 PLOT_SECS = 30.0
@@ -56,6 +59,12 @@ class RunInterrupted(TidalError):
     def __init__(self, message: str, signum: int) -> None:
         super().__init__(message)
         self.signum = signum
+
+
+def remote_evaluation(cfg: EasyDict, seed: int) -> RemoteEvaluation:
+    """The eval actor of `policy.eval.evaluator.on_ray` (Ray is an optional extra: imported only then)."""
+    from tidal.worker.ray_evaluator import RemoteEvaluation
+    return RemoteEvaluation(cfg, seed)
 
 
 class RunFolderError(TidalError):
@@ -87,7 +96,11 @@ class Run:
         self.video_every = evaluator_cfg.video_every
         self.evals_done = 0  # evaluations so far (a resumed run keeps counting): which ones record a video
         recording = self.video_every > 0 and self.dist.is_main
-        self.evaluator = Evaluator(build_env_manager(cfg, 'evaluator', render=recording),
+        # rank 0 evaluates, here or on a Ray actor of its own (policy.eval.evaluator.on_ray)
+        self.remote_eval = (remote_evaluation(cfg, cfg.seed + EVALUATOR_SEED_OFFSET)
+                            if evaluator_cfg.on_ray and self.dist.is_main else None)
+        self._stop_reached = False  # an evaluation on the actor reached the stop value
+        self.evaluator = Evaluator(None if self.remote_eval else build_env_manager(cfg, 'evaluator', render=recording),
                                    self.policy.eval_mode, self.policy.device,
                                    n_episode=cfg.env.n_evaluator_episode, eval_freq=evaluator_cfg.eval_freq,
                                    eval_freq_env_steps=evaluator_cfg.eval_freq_env_steps,
@@ -142,17 +155,17 @@ class Run:
 
     def _save_latest(self, finished: Optional[str] = None) -> None:
         self._check_finite()  # never replace the last good checkpoint by a diverged one
+        self._take_remote_eval(wait=True)  # the checkpoint holds every evaluation submitted before it
         state = self._latest_state(finished)
         if self.dist.is_main:
             save_checkpoint(state, self.run_dir / 'ckpt' / self.latest_name)
         self.saved_iter = self.learner.train_iter
         self._save_due, self._last_save = False, time.monotonic()
 
-    def _save_best(self) -> None:
-        """Only what evaluation and deployment need."""
-        save_checkpoint({'policy': self.policy.learn_mode.state_dict(), 'env_step': self.env_step,
-                         'train_iter': self.learner.train_iter, 'best_return': self.best_return},
-                        self.run_dir / 'ckpt' / 'best.pt')
+    def _save_best(self, policy_state: dict[str, Any], env_step: int, train_iter: int) -> None:
+        """Only what evaluation and deployment need, of the weights evaluated."""
+        save_checkpoint({'policy': policy_state, 'env_step': env_step, 'train_iter': train_iter,
+                         'best_return': self.best_return}, self.run_dir / 'ckpt' / 'best.pt')
 
     def _restore(self, state: dict[str, Any]) -> None:
         own = self.lockstep.own_state(state)  # this rank's collector, feed and generators
@@ -224,8 +237,7 @@ class Run:
 
     def top_of_loop(self) -> Optional[str]:
         """Evaluate, checkpoint and stop where due; returns why the run ended, or None to go on."""
-        decision = self.lockstep.decide(lambda: self._eval_due() and self._evaluate(), self.checkpoint_due,
-                                        self.collector.env_step)
+        decision = self.lockstep.decide(self._evaluate_if_due, self.checkpoint_due, self.collector.env_step)
         if decision.signum:
             self._save_latest()
             name = signal.Signals(decision.signum).name
@@ -255,7 +267,7 @@ class Run:
         """The run's last evaluation (unless its last update was evaluated) and final checkpoint."""
         if self.evaluator.last_eval_iter != self.learner.train_iter:
             self._evaluate()
-        self._save_latest(finished=outcome)
+        self._save_latest(finished=outcome)  # after the last evaluation's row (one on the actor is waited for)
 
     def failed(self, err: BaseException) -> tuple[str, BaseException]:
         """Log the error that stopped the run; returns how the run ended and the error to raise (a run folder
@@ -288,32 +300,59 @@ class Run:
             return f'budget of {self.max_train_iter} train iterations reached'
         return None
 
+    def _evaluate_if_due(self) -> bool:
+        """Take an evaluation the actor finished, evaluate when due; True once the stop value is reached."""
+        self._take_remote_eval(wait=False)
+        return self._stop_reached or (self._eval_due() and self._evaluate())
+
     def _evaluate(self) -> bool:
-        """Evaluate (rank 0 only), log, plot, keep the best checkpoint; True when the stop value is reached."""
+        """Evaluate (rank 0 only), here or on the eval actor; True when the stop value is reached."""
         self._take_collect_returns()
         collected, self._returns_to_eval = self._returns_to_eval, []
+        train_iter, env_step = self.learner.train_iter, self.env_step
         if not self.dist.is_main:
-            self.evaluator.mark_evaluated(self.learner.train_iter, self.env_step)
+            self.evaluator.mark_evaluated(train_iter, env_step)
             return False
         self._check_finite()
-        result = self.evaluator.eval(self.learner.train_iter, self.env_step, self._videos_due())
+        if self.remote_eval is not None:
+            self._take_remote_eval(wait=True)  # one in flight at a time
+            self.evaluator.mark_evaluated(train_iter, env_step)
+            self.remote_eval.submit(self.policy.weights(), train_iter, env_step, self._wall_time(), collected,
+                                    self.policy.learn_mode.state_dict())
+            return self._stop_reached
+        result = self.evaluator.eval(train_iter, env_step, self._videos_due())
+        self._record_eval(result, train_iter, env_step, self._wall_time(), collected)
+        return self._stop_reached
+
+    def _take_remote_eval(self, wait: bool) -> None:
+        """Record the eval actor's evaluation once it is done (waiting for it with `wait`)."""
+        done = self.remote_eval.take(wait) if self.remote_eval is not None else None
+        if done is not None:
+            submitted, result = done
+            self._record_eval(result, submitted.train_iter, submitted.env_step, submitted.wall_time,
+                              submitted.collected, submitted.policy_state)
+
+    def _record_eval(self, result: EvalResult, train_iter: int, env_step: int, wall_time: float,
+                     collected: list[float], policy_state: Optional[dict[str, Any]] = None) -> None:
+        """Log an evaluation's row, plot, keep the best checkpoint (`policy_state`: what was evaluated, default
+        the current state), and note when it reached the stop value."""
         self.evals_done += 1
         self.last_return = result.return_mean
         collect_return = sum(collected) / len(collected) if collected else float('nan')
-        row = result.row(self.env_step, self.learner.train_iter, self._wall_time(), collect_return)
+        row = result.row(env_step, train_iter, wall_time, collect_return)
         self.logger.evaluation(row)
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
-            self._save_best()
+            self._save_best(policy_state or self.policy.learn_mode.state_dict(), env_step, train_iter)
         if math.isfinite(self.plot_secs) and time.monotonic() - self._last_plot >= self.plot_secs:
             self._plot()
-        progress = {'iter': self.learner.train_iter, 'eval_return': f'{result.return_mean:.1f}'}
+        progress = {'iter': train_iter, 'eval_return': f'{result.return_mean:.1f}'}
         if collected:
             progress['collect_return'] = f'{collect_return:.1f}'
         self._bar.set_postfix(progress, refresh=False)
         if self.on_eval is not None:
             self.on_eval(row)
-        return self.evaluator.reached_stop_value(result)
+        self._stop_reached |= self.evaluator.reached_stop_value(result)
 
     def _videos_due(self) -> list[Path]:
         """The file for this evaluation's first episode every `video_every` evaluations, named by env step."""
@@ -340,6 +379,8 @@ class Run:
         self._check_finite()
         values = scalars(info, self.policy.learn_mode.monitor_vars())
         values.update(self.collector.monitor())
+        if self.remote_eval is not None:
+            values['eval_wait_seconds'] = self.remote_eval.wait_seconds
         self._take_collect_returns()
         collected, self._returns_to_log = self._returns_to_log, []
         if collected:
@@ -380,8 +421,7 @@ class Run:
                 finish()
             except (OSError, ValueError):  # a full or read-only folder: the run's error already says so
                 pass
-        self.collector.close()
-        self.evaluator.env.close()
+        self.release_envs()
         if not self.dist.is_main:
             return
         last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
@@ -389,6 +429,14 @@ class Run:
         print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
               f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
               flush=True)
+
+    def release_envs(self) -> None:
+        """Close the collector's and the evaluator's envs (and their Ray actors)."""
+        self.collector.close()
+        if self.evaluator.env is not None:
+            self.evaluator.env.close()
+        if self.remote_eval is not None:
+            self.remote_eval.close()
 
     def _wall_time(self) -> float:
         return self.elapsed + time.monotonic() - self._start

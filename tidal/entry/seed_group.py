@@ -65,6 +65,9 @@ def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
     if cfg.collector.type == 'ray':
         raise ConfigError("collector.type 'ray' cannot serve a seed group (--seeds): its seeds step local envs; "
                           "train one process per seed with Ray")
+    if cfg.policy.eval.evaluator.on_ray:
+        raise ConfigError('policy.eval.evaluator.on_ray cannot serve a seed group (--seeds): its seeds evaluate in '
+                          'turn in one process; set it to false')
 
 
 def _plan(request: UpdateRequest) -> LearnPlan:
@@ -106,8 +109,7 @@ class SeedGroup:
                 self.members.append(Member(cfg.seed, run, GeneratorSnapshot()))  # the run seeded the generators
         except BaseException:
             for member in self.members:
-                member.run.collector.close()
-                member.run.evaluator.env.close()
+                member.run.release_envs()
             raise
         self.stack = SeedStack([member.run.policy for member in self.members])
         self._last_plot = -float('inf')

@@ -91,6 +91,10 @@ class Policy:
                 # <run>/videos/eval_env<env step>.mp4, a GIF where no MP4 encoder is installed (0 = off); the
                 # returns stay those of an unrecorded evaluation.
                 video_every=0,
+                # (bool) Evaluate on a Ray actor of its own (Ray starts as for collector.type='ray'), so that
+                # training goes on meanwhile: the row is logged when the result arrives, equal to a local
+                # evaluation's; an evaluation due while one runs, each checkpoint and the run's end wait for it.
+                on_ray=False,
             ),
         ),
         other=dict(

@@ -54,7 +54,7 @@ class Evaluator:
     run evaluates exactly as the uninterrupted one would).
     """
 
-    def __init__(self, env: EnvManager, policy: EvalMode, device: torch.device, n_episode: int,
+    def __init__(self, env: Optional[EnvManager], policy: EvalMode, device: torch.device, n_episode: int,
                  eval_freq: int, stop_value: Optional[float] = None, seed: Optional[int] = None,
                  eval_freq_env_steps: int = 0) -> None:
         if n_episode < 1:
@@ -81,6 +81,7 @@ class Evaluator:
     def eval(self, train_iter: int = 0, env_step: int = 0, record: Sequence[str | os.PathLike] = ()) -> EvalResult:
         """`record`: files for the first len(record) episodes, numbered env by env (env 0's quota first); the
         envs must be made for recording. Rendering draws no random numbers, so the returns stay the same."""
+        assert self.env is not None, 'an evaluator without envs (the run evaluates on a Ray actor) only keeps the schedule'
         self.mark_evaluated(train_iter, env_step)
         num_envs = self.env.num_envs
         quota = np.full(num_envs, self.n_episode // num_envs)

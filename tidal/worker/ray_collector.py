@@ -4,9 +4,16 @@ Per collection the learner's weights go into Ray's object store once, every work
 vector env with them, and the samples come back as numpy columns. In 'sync' mode a collection waits
 for all workers and interleaves their rows step-major over the run's envs, exactly as the local
 collector lays them out (one worker acts exactly as the local collector: same env seeds, same acting
-stream). In 'async' mode (Ape-X) each worker starts its next collection as soon as it hands one in,
-with the newest weights, and `collect` returns the first batch that is ready; the rounds of learning
-a batch's weights are behind the learner (its staleness) are logged and bounded.
+stream). 'async' mode takes one of two forms, as the feed asks:
+- off-policy (Ape-X): each worker starts its next collection as soon as it hands one in, with the newest
+  weights, and `collect` returns the first batch that is ready; the rounds of learning a batch's weights are
+  behind the learner (its staleness) are logged and bounded by `max_staleness`.
+- on-policy (a feed with `rollout_ahead`, as IMPALA and Sample Factory do it): as soon as a rollout is handed
+  in, all workers start the next one with the same weights, so it is collected while the learner trains on
+  this one. Every rollout but the first reaches the learner exactly one rollout behind its weights (logged
+  as `policy_lag`); its rows carry the behaviour policy's log-probabilities, which PPO's ratio is taken
+  against. A rollout asked for with fewer steps than were collected ahead (the run's last, cut to its
+  budget) is cut to them.
 
 A worker whose process dies, or whose env raises, is restarted by Ray and its collection is done
 again with new episodes; `max_restarts` failures in a row of one worker stop the run with its error.
@@ -18,6 +25,7 @@ import socket
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -29,9 +37,10 @@ from tidal.base.collector import EpisodeStats
 from tidal.base.errors import TidalError
 from tidal.base.modes import CollectView
 from tidal.rl_utils.normalizer import moments_added
+from tidal.worker.collector import steps_per_env
 from tidal.worker.ray_worker import RolloutWorker
 from tidal.worker.rng import stream_seed
-from tidal.base.nest import to_cpu, to_tensor, tree_zip_map
+from tidal.base.nest import to_cpu, to_tensor, tree_map, tree_zip_map
 
 READY_TIMEOUT_S = 120.0  # a worker Ray cannot place or build in this time is reported, not waited on
 PROBE_TIMEOUT_S = 5.0    # for a TCP connection to a cluster's head before Ray is asked to join it
@@ -67,6 +76,12 @@ def connect_ray(ray_cfg: EasyDict, workers: int) -> None:
         raise RayClusterError(f'cannot start or join {where}: {_one_line(err)}') from None
 
 
+def ray_actors(cfg: EasyDict) -> int:
+    """Ray actors of one CPU each a run starts: its rollout workers and its eval actor."""
+    workers = cfg.collector.num_workers if cfg.collector.type == 'ray' else 0
+    return workers + int(cfg.policy.eval.evaluator.on_ray)
+
+
 def _check_listening(address: str) -> None:
     """Fail in one line when nothing listens at `address`: ray.init would retry there for minutes."""
     host, _, port = address.split('://')[-1].rpartition(':')
@@ -82,18 +97,20 @@ def _check_listening(address: str) -> None:
 class RayCollector:
     """`collect(n_sample, random)` over Ray rollout workers; see the module docstring."""
 
-    def __init__(self, cfg: EasyDict, policy: CollectView, device: torch.device) -> None:
+    def __init__(self, cfg: EasyDict, policy: CollectView, device: torch.device, rollout_ahead: bool = False) -> None:
+        """`rollout_ahead`: in 'async' mode, collect whole rollouts one ahead of the learner (on-policy feeds)."""
         import ray
         collector_cfg = cfg.collector
         self.policy = policy  # the collect mode: its acting weights go to the workers
         self.device = device
         self.mode = collector_cfg.mode
+        self.rollout_ahead = rollout_ahead
         self.max_staleness = collector_cfg.max_staleness
         self.max_restarts = collector_cfg.max_restarts
         self.seed = cfg.seed
         num_workers = collector_cfg.num_workers
         per_worker = collector_cfg.envs_per_worker or cfg.env.collector_env_num // num_workers
-        connect_ray(cfg.ray, num_workers)
+        connect_ray(cfg.ray, ray_actors(cfg))
         # Ray restarts a dead worker as often as it takes; the run bounds failures in a row itself
         actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
         plain_cfg = to_plain(cfg)
@@ -110,6 +127,8 @@ class RayCollector:
         self._sent: dict[int, dict[str, Any]] = {}  # weights (CPU) per version still in flight
         self._sent_refs: dict[int, Any] = {}
         self._pending: dict[Any, tuple[int, int]] = {}  # async: ref -> (worker, version)
+        self._ahead: Optional[_Rollout] = None  # async on-policy: the rollout being collected for the next call
+        self._lags: deque[int] = deque(maxlen=1000)
         self._failures = [0] * num_workers  # failures in a row, per worker
         self._restarts = 0
         self._staleness: deque[int] = deque(maxlen=1000)
@@ -142,11 +161,10 @@ class RayCollector:
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
         """At least `n_sample` env steps of training samples; see the module docstring for the modes."""
         if self.mode == 'async' and not random:
-            return self._collect_async(n_sample)
+            return self._collect_ahead(n_sample) if self.rollout_ahead else self._collect_async(n_sample)
         self._cancel_pending()
-        per_worker = -(-n_sample // len(self.actors))
-        results = [self._run(index, per_worker, random) for index in range(len(self.actors))]
-        results = self._gather(results, per_worker, random)
+        rollout = self._launch_rollout(n_sample, random)
+        results = self._gather(rollout.refs, rollout.per_worker, random)
         self._merge_statistics([result['statistics'] for result in results], self.version)
         for result in results:
             self._count(result)
@@ -156,6 +174,8 @@ class RayCollector:
     def monitor(self) -> dict[str, float]:
         """Collection figures for the train log: staleness (async), dropped rows, restarts, seconds."""
         values: dict[str, float] = {'collector_restarts': float(self._restarts), 'collect_seconds': self._seconds}
+        if self._lags:
+            values['policy_lag'] = float(self._lags[-1])  # rollouts of learning the behaviour weights are behind
         if self._staleness:
             values['staleness_mean'] = float(np.mean(self._staleness))
             values['staleness_max'] = float(np.max(self._staleness))
@@ -163,11 +183,20 @@ class RayCollector:
         return values
 
     # ----- sync --------------------------------------------------------------------------------
-    def _run(self, index: int, n_sample: int, random: bool) -> Any:
-        return self.actors[index].collect.remote(None if random else self._weights_ref(), n_sample, random)
+    def _run(self, index: int, n_sample: int, random: bool, version: Optional[int] = None) -> Any:
+        weights = None if random else self._weights_ref(self.version if version is None else version)
+        return self.actors[index].collect.remote(weights, n_sample, random)
 
-    def _gather(self, refs: list[Any], n_sample: int, random: bool) -> list[dict[str, Any]]:
-        """Every worker's result; a failed worker is restarted and its collection done again."""
+    def _launch_rollout(self, n_sample: int, random: bool) -> _Rollout:
+        """Every worker starts its share of `n_sample` env steps with the current weights."""
+        per_worker = -(-n_sample // len(self.actors))
+        refs = [self._run(index, per_worker, random) for index in range(len(self.actors))]
+        return _Rollout(refs, per_worker, self.version)
+
+    def _gather(self, refs: list[Any], n_sample: int, random: bool,
+                version: Optional[int] = None) -> list[dict[str, Any]]:
+        """Every worker's result; a failed worker is restarted and its collection done again (with the
+        weights of `version`, default the current ones)."""
         import ray
         results: list[Optional[dict[str, Any]]] = [None] * len(refs)
         while any(result is None for result in results):
@@ -179,8 +208,25 @@ class RayCollector:
                     self._failures[index] = 0
                 except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
                     self._recover(index, err)
-                    refs[index] = self._run(index, n_sample, random)
+                    refs[index] = self._run(index, n_sample, random, version)
         return [result for result in results if result is not None]
+
+    # ----- async, on-policy ---------------------------------------------------------------------
+    def _collect_ahead(self, n_sample: int) -> dict[str, Any]:
+        """The rollout collected ahead (the first call collects one), after starting the next with the
+        current weights: the learner trains on this rollout while the workers collect that one."""
+        rollout = self._ahead or self._launch_rollout(n_sample, False)
+        results = self._gather(rollout.refs, rollout.per_worker, False, rollout.version)
+        self._ahead = self._launch_rollout(n_sample, False)
+        steps = min(results[0]['steps'], steps_per_env(n_sample, self.num_envs))
+        for result in results:
+            self._count(result, steps)
+        self._merge_statistics([result['statistics'] for result in results], rollout.version)
+        self._lags.append(self.version - rollout.version)
+        self.version += 1
+        self._forget_versions()
+        sample = _interleave([result['sample'] for result in results], results[0]['steps'])
+        return to_tensor(tree_map(lambda column: column[:steps * self.num_envs], sample), self.device)
 
     # ----- async -------------------------------------------------------------------------------
     def _collect_async(self, n_sample: int) -> dict[str, Any]:
@@ -212,28 +258,31 @@ class RayCollector:
             return to_tensor(_interleave([result['sample']], result['steps']), self.device)
 
     def _launch(self, index: int, n_sample: int) -> None:
-        ref = self.actors[index].collect.remote(self._weights_ref(), n_sample, False)
+        ref = self.actors[index].collect.remote(self._weights_ref(self.version), n_sample, False)
         self._pending[ref] = (index, self.version)
 
     def _cancel_pending(self) -> None:
-        """Async collections in flight are dropped when the run switches to a synchronous step."""
+        """Async collections in flight are dropped when the run switches to a synchronous step or resets."""
         import ray
-        if self._pending:
-            ray.wait(list(self._pending), num_returns=len(self._pending))
-            self._pending.clear()
+        pending = list(self._pending) + (self._ahead.refs if self._ahead else [])
+        if pending:
+            ray.wait(pending, num_returns=len(pending))
+        self._pending.clear()
+        self._ahead = None
 
     # ----- weights and statistics -----------------------------------------------------------
-    def _weights_ref(self) -> Any:
-        """The current weights in the object store, put there once per version."""
+    def _weights_ref(self, version: int) -> Any:
+        """The weights of `version` in the object store: the current ones are put there once per version."""
         import ray
-        if self.version not in self._sent_refs:
+        if version not in self._sent_refs:
             weights = to_cpu(self.policy.weights())
-            self._sent[self.version] = weights
-            self._sent_refs[self.version] = ray.put(weights)
-        return self._sent_refs[self.version]
+            self._sent[version] = weights
+            self._sent_refs[version] = ray.put(weights)
+        return self._sent_refs[version]
 
     def _forget_versions(self) -> None:
         live = {version for _, version in self._pending.values()} | {self.version}
+        live |= {self._ahead.version} if self._ahead else set()
         for version in [v for v in self._sent if v not in live]:
             del self._sent[version], self._sent_refs[version]
 
@@ -248,12 +297,13 @@ class RayCollector:
                     added = moments_added(sent[name], state[name])
                     if added is not None:
                         mine.merge_moments(*added)
-        if self.mode == 'sync':
+        if self.mode == 'sync':  # (async forgets the versions no collection in flight was sent)
             self._sent.clear()
             self._sent_refs.clear()
 
-    def _count(self, result: dict[str, Any]) -> None:
-        self.env_step += result['steps'] * self.envs_per_worker
+    def _count(self, result: dict[str, Any], steps: Optional[int] = None) -> None:
+        """Count `steps` of every env of the worker (default all it took) and the episodes it finished."""
+        self.env_step += (result['steps'] if steps is None else steps) * self.envs_per_worker
         self.episodes.returns.extend(result['episode_returns'])
         self.episodes.lengths.extend(result['episode_lengths'])
         self._seconds += result['seconds']
@@ -269,8 +319,8 @@ class RayCollector:
                  f'at env step {self.env_step}')
         if self._failures[index] > self.max_restarts:
             raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
-                              f'(collector.max_restarts={self.max_restarts}): {_cause(err)}') from None
-        self.notify(f'{where}: {_cause(err)}; restarting it ({self._failures[index]} of '
+                              f'(collector.max_restarts={self.max_restarts}): {error_cause(err)}') from None
+        self.notify(f'{where}: {error_cause(err)}; restarting it ({self._failures[index]} of '
                     f'{self.max_restarts} in a row)')
         actor = self.actors[index]
         if not isinstance(err, ray.exceptions.RayActorError):
@@ -288,7 +338,7 @@ class RayCollector:
             try:
                 self._when_up(index, actor.ping.remote)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
-                raise WorkerError(f'Ray worker {index} could not be built: {_cause(err)}') from None
+                raise WorkerError(f'Ray worker {index} could not be built: {error_cause(err)}') from None
 
     def _when_up(self, index: int, call: Callable[[], Any]) -> Any:
         """`ray.get(call())`, calling again while Ray is restarting the worker."""
@@ -309,17 +359,42 @@ class RayCollector:
 
     # ----- resume ------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Counters only: the workers' envs live in other processes and are not saved."""
-        return {'env_step': self.env_step, 'version': self.version,
-                'episodes': {'returns': list(self.episodes.returns), 'lengths': list(self.episodes.lengths)},
-                'env': {'reason': 'the envs of Ray workers are not saved in checkpoints'}}
+        """Counters, and in 'sync' mode (where no collection is in flight between calls) every worker's envs
+        and acting stream, for an exact resume; an async run's workers are always mid-collection."""
+        import ray
+        state: dict[str, Any] = {
+            'env_step': self.env_step, 'version': self.version,
+            'episodes': {'returns': list(self.episodes.returns), 'lengths': list(self.episodes.lengths)},
+            'env': {'reason': f"the envs of Ray workers are not saved in collector.mode='{self.mode}'"}}
+        if self.mode == 'sync':
+            state['workers'] = ray.get([actor.state_dict.remote() for actor in self.actors])
+            state['env'] = {'reason': None}
+        return state
 
     def load_state_dict(self, state: dict[str, Any], fallback_seed: int) -> Optional[str]:
-        """Counters back; the workers start new episodes (seeded from `fallback_seed`) and the reason is returned."""
+        """Counters back and, where the workers' envs were saved for as many workers, their episodes
+        continued; otherwise new episodes (seeded from `fallback_seed`), and the reason is returned."""
+        import ray
         self.env_step, self.version = state['env_step'], state.get('version', 0)
         self.episodes = EpisodeStats(list(state['episodes']['returns']), list(state['episodes']['lengths']))
-        self.reset(seed=fallback_seed)
-        return state['env'].get('reason') or 'the envs of Ray workers are not saved in checkpoints'
+        workers = state.get('workers')
+        if workers is None or len(workers) != len(self.actors):
+            self.reset(seed=fallback_seed)
+            return state['env'].get('reason') or (f'the checkpoint has {len(workers)} Ray workers\' envs, this run '
+                                                  f'{len(self.actors)} workers' if workers else 'no envs were saved')
+        reasons = ray.get([actor.load_state_dict.remote(worker, fallback_seed)
+                           for actor, worker in zip(self.actors, workers)])
+        failed = [f'worker {index}: {reason}' for index, reason in enumerate(reasons) if reason]
+        return '; '.join(failed) or None
+
+
+@dataclass
+class _Rollout:
+    """A collection every worker was asked for: its result refs, steps per worker and weights' version."""
+
+    refs: list[Any]
+    per_worker: int
+    version: int
 
 
 def _interleave(samples: list[dict[str, Any]], steps: int) -> dict[str, Any]:
@@ -335,7 +410,7 @@ def _interleave_column(columns: list[np.ndarray], steps: int) -> np.ndarray:
     return joined.reshape(-1, *joined.shape[2:])
 
 
-def _cause(err: BaseException) -> str:
+def error_cause(err: BaseException) -> str:
     """The worker's own error, in one line, without Ray's traceback."""
     cause = getattr(err, 'cause', None)
     if isinstance(cause, BaseException):

@@ -18,23 +18,31 @@ from tidal.worker.collector import SampleCollector, steps_per_env
 from tidal.base.nest import to_numpy, tree_map
 
 
+def prepare_worker_process(cfg: dict, import_path: list[str]) -> EasyDict:
+    """Make a Ray actor's process ready to build the run's parts: the driver's import path (a user's policy or
+    env), the names the config imports, one torch thread; the run config comes back with the policy on the
+    CPU, whatever device the learner uses (`policy.device='cuda'` keeps its workers on the CPU)."""
+    for path in reversed(import_path):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    run_cfg = EasyDict(cfg)
+    run_cfg.policy.device = 'cpu'
+    torch.set_num_threads(1)
+    import_names(BUILTIN_MODULES)
+    import_names(run_cfg.import_names)
+    import_names(run_cfg.env.import_names)
+    import_names(run_cfg.policy.import_names)
+    return run_cfg
+
+
 class RolloutWorker:
     """Envs `first_env` .. `first_env + num_envs - 1` of the run's collector, numbered as the local
     collector numbers them, so that their seeds are the same."""
 
     def __init__(self, cfg: dict, index: int, first_env: int, num_envs: int, import_path: list[str]) -> None:
-        for path in reversed(import_path):  # the driver's own modules (a user's policy or env)
-            if path not in sys.path:
-                sys.path.insert(0, path)
+        run_cfg = prepare_worker_process(cfg, import_path)
         from tidal.worker.builders import build_env_manager, build_policy  # after the path: it imports user modules
 
-        run_cfg = EasyDict(cfg)
-        run_cfg.policy.device = 'cpu'  # workers act on CPU; the learner's device is the driver's
-        torch.set_num_threads(1)
-        import_names(BUILTIN_MODULES)
-        import_names(run_cfg.import_names)
-        import_names(run_cfg.env.import_names)
-        import_names(run_cfg.policy.import_names)
         self.index, self.first_env, self.num_envs = index, first_env, num_envs
         self.policy = build_policy(run_cfg, enable_field=('collect',))
         manager = build_env_manager(run_cfg, 'collector', num_envs, label=f'Ray worker {index} collector')
@@ -47,6 +55,14 @@ class RolloutWorker:
     def reset(self, seed: int) -> None:
         """New episodes; env i of the run's collector is seeded with `seed + i`, as the local collector does."""
         self.collector.reset(seed=seed + self.first_env)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where this worker's envs and acting stream stand, for an exact resume of a 'sync' run."""
+        return self.collector.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any], fallback_seed: int) -> Optional[str]:
+        """Continue the saved episodes; where they cannot be, new ones from `fallback_seed` (and the reason)."""
+        return self.collector.load_state_dict(state, fallback_seed + self.first_env)
 
     def collect(self, weights: Optional[dict[str, Any]], n_sample: int, random: bool) -> dict[str, Any]:
         """`n_sample` env steps (rounded up to whole steps of every env) with `weights`, as numpy columns."""
