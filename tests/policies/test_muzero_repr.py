@@ -241,6 +241,7 @@ def test_the_policy_module_imports_nothing_from_the_worker_layer():
     ({'repr': {'train_policy': True}}, 'policy.repr.train_policy=True needs policy.repr.reanalyze_ratio=1'),
     ({'repr': {'reanalyze_ratio': 0.5}}, 'policy.repr.reanalyze_ratio must be 0 or 1 under muzero_repr'),
     ({'normalize': {'obs': True}}, 'policy.normalize.obs=True cannot work under muzero_repr'),
+    ({'learn': {'value_target': 'vtrace'}}, "policy.learn.value_target='vtrace' cannot work under muzero_repr"),
 ])
 def test_options_that_cannot_work_are_refused_naming_the_key(overrides, message):
     with pytest.raises(ConfigError, match=message.replace('.', r'\.')):

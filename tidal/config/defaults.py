@@ -31,8 +31,9 @@ class RunConfig:
             # (int in [0, 4096]) Envs per Ray worker; 0 splits env.collector_env_num evenly over the workers.
             envs_per_worker=0,
             # (str in {'sync', 'async'}) 'sync': every collection waits for all workers, with the newest
-            # weights (a single worker then acts exactly as the local collector). 'async' (off-policy only,
-            # Ape-X style): workers keep collecting while the learner trains on what has arrived.
+            # weights (a single worker then acts exactly as the local collector). 'async': workers keep
+            # collecting while the learner trains: off-policy (Ape-X style) on what has arrived; on-policy
+            # (PPO, PPG) the next rollout with the weights before this one is learnt (a lag of one rollout).
             mode='sync',
             # (int in [0, 1_000_000]) 'async': drop a worker's batch that is more than this many learner
             # rounds (collections) older than the current weights, rather than learn from it.

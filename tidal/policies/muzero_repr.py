@@ -392,6 +392,9 @@ def check_wrapped_options(cfg: EasyDict) -> None:
     if cfg.get('normalize', {}).get('obs'):
         raise ConfigError('policy.normalize.obs=True cannot work under muzero_repr: the wrapped policy sees the '
                           'latent h(o), already scaled to [0, 1] and changing as h learns; set it False')
+    if cfg.get('learn', {}).get('value_target', 'gae') != 'gae':
+        raise ConfigError(f"policy.learn.value_target='{cfg.learn.value_target}' cannot work under muzero_repr: "
+                          f"its rollouts are learnt on the latent as collected; set it to 'gae'")
     if cfg.model.get('obs_shape') is None or cfg.model.get('action_shape') is None:
         raise ConfigError('policy.model.obs_shape and policy.model.action_shape must be set (compile_config '
                           'fills them from the env): the MuZero model is built for the env')

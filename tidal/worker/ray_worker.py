@@ -26,7 +26,7 @@ def prepare_worker_process(cfg: dict, import_path: list[str]) -> EasyDict:
         if path not in sys.path:
             sys.path.insert(0, path)
     run_cfg = EasyDict(cfg)
-    run_cfg.policy.device = 'cpu'
+    run_cfg.policy.device, run_cfg.policy.cuda = 'cpu', False  # (`cuda` is the legacy flag of DI-engine configs)
     torch.set_num_threads(1)
     import_names(BUILTIN_MODULES)
     import_names(run_cfg.import_names)
