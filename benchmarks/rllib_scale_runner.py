@@ -89,7 +89,9 @@ def build_config(args: argparse.Namespace):
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1, num_cpus_per_env_runner=1,
                      rollout_fragment_length=ROLLOUT_FRAGMENT, batch_mode='truncate_episodes')
         .learners(num_learners=0)
-        .training(train_batch_size_per_learner=ROLLOUT_FRAGMENT * args.num_env_runners, minibatch_size=MINIBATCH,
+        # RLlib refuses a minibatch larger than the train batch; tidal then learns on the whole 64-step batch too
+        .training(train_batch_size_per_learner=ROLLOUT_FRAGMENT * args.num_env_runners,
+                  minibatch_size=min(MINIBATCH, ROLLOUT_FRAGMENT * args.num_env_runners),
                   num_epochs=EPOCHS, lr=LR, gamma=GAMMA, lambda_=GAE_LAMBDA, clip_param=CLIP,
                   entropy_coeff=ENTROPY_COEF, vf_loss_coeff=VALUE_COEF, grad_clip=GRAD_CLIP,
                   grad_clip_by='global_norm', use_kl_loss=False, vf_clip_param=float('inf'),
@@ -135,7 +137,7 @@ def main() -> None:
         while env_step < args.max_env_step:
             result = algo.train()
             sampled = int(result[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME])
-            train_iter += math.ceil(EPOCHS * (sampled - env_step) / MINIBATCH)
+            train_iter += EPOCHS * math.ceil((sampled - env_step) / MINIBATCH)
             env_step = sampled
             episode_return = result[ENV_RUNNER_RESULTS].get(EPISODE_RETURN_MEAN, math.nan)
             rows.writerow([f'{time.perf_counter() - start:.4f}', env_step, train_iter, f'{learn_timer.total:.4f}',

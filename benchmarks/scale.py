@@ -7,7 +7,8 @@ learner, the driver or Ray's per-worker cost stops the linear scaling. Measured,
 1. Env cost 10 ms per step, 1, 2, 4, 8, 16 and 32 workers: tidal PPO `collector.mode=sync`, tidal PPO
    `collector.mode=async` (the next rollout collected while the learner trains on this one), tidal SAC
    `collector.mode=async` (Ape-X style) and RLlib PPO (`rllib_scale_runner.py`, its own venv).
-2. Env costs 2 ms and 50 ms at 1, 4, 16 and 32 workers: tidal PPO sync and async, RLlib PPO.
+2. Env costs 2 ms and 50 ms at 1, 4 and 16 workers: tidal PPO async and RLlib PPO (`--side-sync`: tidal PPO
+   sync too).
 3. The tidal PPO learn phase per rollout of 64 x N steps, in one process (`--measure-learner`), N up to 256.
 
 PPO, both sides: CartPole-v1 dynamics (`cartpole_ppo` with its decays and normalisation off), a 64-step
@@ -23,9 +24,11 @@ evaluations. Evaluation: one deterministic episode before learning and one at th
 the training episodes' return (`collect_return`), which costs nothing.
 
 Writes `results.json`, `table.md` (with a model fitted to these measurements and projected to 64, 128 and 256
-workers) and `scaling.png` in `benchmarks/results/scale/`; the full set takes about 80 minutes:
+workers) and `scaling.png` in `benchmarks/results/scale/` (`--quick`: in `benchmarks/results/scale/quick/`). The
+full set takes about 75 minutes on an idle 2-core machine (start-up grows with the workers: each one's imports),
+`--side-sync` adds about 12, `--quick` (10 ms, 1 and 4 workers) about 7:
 
-    python benchmarks/scale.py [--steady-seconds 40] [--quick] [--report-only]
+    python benchmarks/scale.py [--steady-seconds 30] [--side-sync] [--quick] [--report-only]
 """
 import argparse
 import json
@@ -44,13 +47,13 @@ PPO_CONFIG, SAC_CONFIG = 'cartpole_ppo', 'pendulum_sac'
 FRAGMENT, MINIBATCH, EPOCHS = 64, 128, 10  # rllib_scale_runner.py's ROLLOUT_FRAGMENT, MINIBATCH, EPOCHS
 SAC_TASK = 8  # env steps per worker task (and updates per batch handed in)
 MAIN_COST, SIDE_COSTS = 0.01, (0.002, 0.05)
-WORKERS, SIDE_WORKERS, PROJECT_WORKERS = (1, 2, 4, 8, 16, 32), (1, 4, 16, 32), (64, 128, 256)
-QUICK_WORKERS = (1, 8)
+WORKERS, SIDE_WORKERS, PROJECT_WORKERS = (1, 2, 4, 8, 16, 32), (1, 4, 16), (64, 128, 256)
+QUICK_WORKERS = (1, 4)
 GPU_LEARNER_SPEEDUP = 3.0  # assumed: a GPU learns this many times faster per env step than 1 CPU thread here
-# variant -> (label, what runs); the side costs run the variants of SIDE_VARIANTS
+# variant -> label; the side costs run the variants of SIDE_VARIANTS
 VARIANTS = {'ppo_sync': 'tidal PPO sync', 'ppo_async': 'tidal PPO async', 'sac_async': 'tidal SAC async',
             'rllib_ppo': 'RLlib PPO'}
-SIDE_VARIANTS = ('ppo_sync', 'ppo_async', 'rllib_ppo')
+SIDE_VARIANTS = ('ppo_async', 'rllib_ppo')  # and 'ppo_sync' with --side-sync
 PPO_OVERRIDES = [
     'env.stop_value=null', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
     'policy.learn.lr_decay=false', 'policy.learn.clip_decay=false', 'policy.normalize.obs=false',
@@ -62,24 +65,28 @@ PPO_OVERRIDES = [
 SAC_OVERRIDES = ['env.stop_value=null', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
                  f'policy.collect.n_sample={SAC_TASK}', f'policy.learn.update_per_collect={SAC_TASK}']
 NO_MIDRUN_EVAL = ['policy.eval.evaluator.eval_freq=1000000000', 'policy.eval.evaluator.eval_freq_env_steps=0']
-# rough rates, only to size the runs: PPO learner seconds per env step, SAC updates per second, start-up seconds
-GUESS = {'ppo_learn_s_per_step': 3e-4, 'sac_updates_per_s': 150.0, 'startup_s': 20.0, 'rllib_startup_s': 25.0,
-         'rllib_runner_s': 0.7, 'eval_steps': 250}
+# rough figures from this machine, only to size the runs and plan the total: PPO learner seconds per env step, SAC
+# updates per second; a run's start-up and exit (seconds, plus seconds per worker: on 2 cores every worker's
+# imports queue up) and the env steps of its two evaluation episodes
+GUESS = {'ppo_learn_s_per_step': 3e-4, 'sac_updates_per_s': 50.0, 'startup_s': 20.0, 'startup_s_per_worker': 6.0,
+         'rllib_startup_s': 25.0, 'rllib_startup_s_per_worker': 6.0, 'eval_steps': 900}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--steady-seconds', type=float, default=40.0, help='steady-state seconds to aim for per run')
+    parser.add_argument('--steady-seconds', type=float, default=30.0, help='steady-state seconds to aim for per run')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--threads', type=int, default=1, help='torch threads per process')
     parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/scale)')
+    parser.add_argument('--side-sync', action='store_true',
+                        help='also tidal PPO sync at 2 ms and 50 ms (about 12 minutes more)')
     parser.add_argument('--quick', action='store_true',
-                        help=f'smoke test: 10 ms only, {QUICK_WORKERS} workers, 8 s of steady state')
+                        help=f'smoke test: 10 ms only, {QUICK_WORKERS} workers, 6 s of steady state')
     parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
     parser.add_argument('--measure-learner', type=Path, default=None, help=argparse.SUPPRESS)  # internal
     args = parser.parse_args(argv)
     if args.quick:
-        args.steady_seconds = min(args.steady_seconds, 8.0)
+        args.steady_seconds = min(args.steady_seconds, 6.0)
     if args.out is None:
         args.out = BENCH_DIR / 'results' / 'scale' / ('quick' if args.quick else '')
     return args
@@ -87,12 +94,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 # ---------------------------------------------------------------- the grid and its jobs
 
-def grid(quick: bool) -> list[tuple[str, float, int]]:
+def grid(quick: bool, side_sync: bool = False) -> list[tuple[str, float, int]]:
     """(variant, step seconds, workers) of every run, in the order they run."""
     if quick:
         return [(v, MAIN_COST, n) for v in VARIANTS for n in QUICK_WORKERS]
+    side = ('ppo_sync', *SIDE_VARIANTS) if side_sync else SIDE_VARIANTS
     cells = [(v, MAIN_COST, n) for v in VARIANTS for n in WORKERS]
-    return cells + [(v, cost, n) for cost in SIDE_COSTS for v in SIDE_VARIANTS for n in SIDE_WORKERS]
+    return cells + [(v, cost, n) for cost in SIDE_COSTS for v in side for n in SIDE_WORKERS]
 
 
 def run_name(variant: str, cost: float, workers: int) -> str:
@@ -116,11 +124,11 @@ def env_steps(variant: str, cost: float, workers: int, seconds: float) -> int:
 
 def planned_seconds(variant: str, cost: float, workers: int, seconds: float) -> float:
     """A rough wall time of the run, start-up and evaluations included, for the plan printed before starting."""
-    steps = env_steps(variant, cost, workers, seconds)
-    if variant == 'rllib_ppo':
-        return GUESS['rllib_startup_s'] + GUESS['rllib_runner_s'] * workers + steps / expected_rate(variant, cost, workers)
-    eval_s = 2 * GUESS['eval_steps'] * cost * (0.8 if variant == 'sac_async' else 1.0)
-    return GUESS['startup_s'] + eval_s + steps / expected_rate(variant, cost, workers)
+    steps = env_steps(variant, cost, workers, seconds) / expected_rate(variant, cost, workers)
+    if variant == 'rllib_ppo':  # its evaluation env does not sleep
+        return GUESS['rllib_startup_s'] + GUESS['rllib_startup_s_per_worker'] * workers + steps
+    eval_s = (400 if variant == 'sac_async' else GUESS['eval_steps']) * cost
+    return GUESS['startup_s'] + GUESS['startup_s_per_worker'] * workers + eval_s + steps
 
 
 def tidal_overrides(variant: str, cost: float, workers: int) -> list[str]:
@@ -128,11 +136,12 @@ def tidal_overrides(variant: str, cost: float, workers: int) -> list[str]:
     common = ['env.env_id=tidal/SimulatedCost-v0', f'env.env_kwargs={{env_id: {gym_id}, step_seconds: {cost:g}}}',
               'collector.type=ray', f'collector.num_workers={workers}', 'collector.envs_per_worker=1',
               f'env.collector_env_num={workers}', f"collector.mode={variant.split('_')[1]}", *NO_MIDRUN_EVAL,
-              # the train log once per rollout (PPO) or about every 64 x N env steps (SAC): its points time the run
-              'policy.learn.learner.log_freq=1000000000', f'policy.learn.learner.log_freq_env_steps={FRAGMENT * workers}']
+              'policy.learn.learner.log_freq=1000000000']
+    # the train log's points time the run: once per rollout (PPO), every 128 env steps (SAC, a few seconds)
     if variant == 'sac_async':
-        return [*SAC_OVERRIDES, *common]
-    return [*PPO_OVERRIDES, f'policy.collect.n_sample={FRAGMENT * workers}', *common]
+        return [*SAC_OVERRIDES, *common, 'policy.learn.learner.log_freq_env_steps=128']
+    return [*PPO_OVERRIDES, f'policy.collect.n_sample={FRAGMENT * workers}', *common,
+            f'policy.learn.learner.log_freq_env_steps={FRAGMENT * workers}']
 
 
 def job(args: argparse.Namespace, rllib_python: Path, variant: str, cost: float, workers: int) -> Job:
@@ -294,32 +303,31 @@ def rollout_seconds(kind: str, cost: float, n: int, c0: float, c1: float, learn_
 
 
 def build_model(runs: dict, learner: dict | None) -> dict:
-    """Per env cost: c0, c1 fitted on tidal PPO sync (and on RLlib PPO with its own learner time), projected."""
-    model: dict = {'gpu_learner_speedup': GPU_LEARNER_SPEEDUP, 'costs': {}}
+    """c0 and c1 fitted on the 10 ms sync runs of each side (tidal PPO sync, RLlib PPO), the learner term L
+    measured; projected at every env cost measured, where the 2 ms and 50 ms runs check the fit."""
+    model: dict = {'fit_on_step_seconds': MAIN_COST, 'gpu_learner_speedup': GPU_LEARNER_SPEEDUP, 'sides': {}}
     tidal_l = None
     if learner:
         big = max(int(n) for n in learner['learn_seconds_per_rollout'])
         tidal_l = learner['learn_seconds_per_rollout'][str(big)] / (FRAGMENT * big)
-    model['tidal_learn_s_per_env_step'] = tidal_l
-    for cost in sorted({key[1] for key in runs}):
-        entry: dict = {}
-        rllib = {n: r for (v, c, n), r in runs.items() if v == 'rllib_ppo' and c == cost}
-        rllib_l = (statistics.median(r['learn_seconds_per_rollout'] / (FRAGMENT * n) for n, r in rllib.items())
-                   if rllib else None)
-        for name, variant, per_step in (('tidal', 'ppo_sync', tidal_l), ('rllib', 'rllib_ppo', rllib_l)):
-            measured = {n: r['seconds_per_rollout'] for (v, c, n), r in runs.items() if v == variant and c == cost}
-            if not measured or per_step is None:
-                continue
-            c0, c1 = fit_overhead(cost, measured, per_step)
-            lines = {'sync': (per_step, 'sync'), 'async': (per_step, 'async'),
-                     'sync, GPU learner': (per_step / GPU_LEARNER_SPEEDUP, 'sync'),
-                     'async, GPU learner': (per_step / GPU_LEARNER_SPEEDUP, 'async')}
-            if name == 'rllib':
-                lines = {'sync': lines['sync']}
-            entry[name] = {'c0_s': c0, 'c1_s': c1, 'learn_s_per_env_step': per_step, 'projection': {
-                label: {n: FRAGMENT * n / rollout_seconds(kind, cost, n, c0, c1, l)
-                        for n in (*WORKERS, *PROJECT_WORKERS)} for label, (l, kind) in lines.items()}}
-        model['costs'][cost] = entry
+    rllib = {n: r for (v, c, n), r in runs.items() if v == 'rllib_ppo' and c == MAIN_COST}
+    rllib_l = (statistics.median(r['learn_seconds_per_rollout'] / (FRAGMENT * n) for n, r in rllib.items())
+               if rllib else None)
+    costs = sorted({key[1] for key in runs})
+    for side, variant, per_step in (('tidal', 'ppo_sync', tidal_l), ('rllib', 'rllib_ppo', rllib_l)):
+        measured = {n: r['seconds_per_rollout'] for (v, c, n), r in runs.items() if v == variant and c == MAIN_COST}
+        if not measured or per_step is None:
+            continue
+        c0, c1 = fit_overhead(MAIN_COST, measured, per_step)
+        lines = {'sync': (per_step, 'sync'), 'async': (per_step, 'async'),
+                 'sync, GPU learner': (per_step / GPU_LEARNER_SPEEDUP, 'sync'),
+                 'async, GPU learner': (per_step / GPU_LEARNER_SPEEDUP, 'async')}
+        if side == 'rllib':  # RLlib's PPO has no async mode
+            lines = {'sync': lines['sync']}
+        model['sides'][side] = {'c0_s': c0, 'c1_s': c1, 'learn_s_per_env_step': per_step, 'projection': {
+            cost: {label: {n: FRAGMENT * n / rollout_seconds(kind, cost, n, c0, c1, l)
+                           for n in (*WORKERS, *PROJECT_WORKERS)} for label, (l, kind) in lines.items()}
+            for cost in costs}}
     return model
 
 
@@ -351,12 +359,12 @@ def measured_rows(runs: dict, learner: dict | None) -> list[list[str]]:
 
 def projection_rows(model: dict) -> list[list[str]]:
     rows = []
-    for cost, entry in model['costs'].items():
-        for name, fit in entry.items():
-            for label, rates in fit['projection'].items():
-                rows.append([f'{cost * 1e3:g}', f'{name} {label}', f"{fit['c0_s'] * 1e3:.1f}", f"{fit['c1_s'] * 1e3:.2f}",
-                             f"{fit['learn_s_per_env_step'] / (GPU_LEARNER_SPEEDUP if 'GPU' in label else 1) * 1e6:.0f}",
-                             *[f'{rates[n]:.0f}' for n in PROJECT_WORKERS]])
+    for side, fit in model['sides'].items():
+        for cost, lines in fit['projection'].items():
+            for label, rates in lines.items():
+                per_step = fit['learn_s_per_env_step'] / (GPU_LEARNER_SPEEDUP if 'GPU' in label else 1)
+                rows.append([f'{cost * 1e3:g}', f'{side} {label}', f'{per_step * 1e6:.0f}',
+                             *[f'{rates[n]:.0f}' for n in (*WORKERS[-2:], *PROJECT_WORKERS)]])
     return rows
 
 
@@ -374,9 +382,9 @@ def plot_scaling(runs: dict, model: dict, path: Path) -> None:
             cells = sorted((n, r['env_steps_per_s']) for (v, c, n), r in runs.items() if v == variant and c == cost)
             if cells:
                 ax.plot(*zip(*cells), 'o-', label=label)
-        for name, fit in model['costs'].get(cost, {}).items():
-            for label, rates in fit['projection'].items():
-                ax.plot(list(rates), list(rates.values()), linestyle='--', linewidth=1, label=f'model: {name} {label}')
+        for side, fit in model['sides'].items():
+            for label, rates in fit['projection'].get(cost, {}).items():
+                ax.plot(list(rates), list(rates.values()), linestyle='--', linewidth=1, label=f'model: {side} {label}')
         ax.set_xscale('log', base=2)
         ax.set_yscale('log')
         ax.set_xlabel('Ray workers (1 env each)')
@@ -390,24 +398,28 @@ def plot_scaling(runs: dict, model: dict, path: Path) -> None:
 
 
 def model_text(model: dict) -> list[str]:
-    tidal_l = model['tidal_learn_s_per_env_step']
+    fits = [f"{side}: c0 = {fit['c0_s'] * 1e3:.1f} ms, c1 = {fit['c1_s'] * 1e3:.2f} ms per worker, "
+            f"L = {fit['learn_s_per_env_step'] * 1e6:.0f} us per env step" for side, fit in model['sides'].items()]
     return [
         '## Model fitted on these measurements, projected to 64, 128 and 256 workers', '',
         'Seconds per PPO rollout of S = 64 N env steps (N workers, one env each, step cost t):', '',
         '    sync:  T(N) = 64 t + c0 + c1 N + L 64 N        async: T(N) = max(64 t + c0 + c1 N, L 64 N)',
         '    env steps/s = 64 N / T(N)', '',
         '- 64 t: one worker stepping its fragment; c0 + c1 N: what the driver and Ray add per rollout (weights put, '
-        'task submission, gathering and moving the samples: c1 per worker), fitted by least squares on each '
-        'side\'s sync runs at each env cost, after taking off 64 t and the learn term;',
-        f"- L: learner seconds per env step. tidal: its learn phase measured in one process at the largest N "
-        f"({'%.0f us' % (tidal_l * 1e6) if tidal_l else 'not measured'}; the learn seconds per rollout column shows "
-        'it constant per step); RLlib: its `LearnerGroup.update` time in the runs, median per env step;',
+        'task submission, gathering and moving the samples; c1 per worker), fitted by least squares on each '
+        f"side's sync runs at {model['fit_on_step_seconds'] * 1e3:g} ms per step after taking off 64 t and the "
+        'learn term; the runs at the other env costs check the fit;',
+        '- L: learner seconds per env step. tidal: its learn phase measured in one process at the largest N '
+        '(the "learn s / rollout" column shows it about constant per step); RLlib: its `LearnerGroup.update` time '
+        'in its 10 ms runs, median per env step;',
         '- async overlaps collecting the next rollout with learning on this one, so the slower of the two sets the '
         'pace; its line uses the sync fit of c0 and c1 (the measured async points check it);',
-        f'- GPU learner: L divided by {GPU_LEARNER_SPEEDUP:g}, an assumption (a 64x64 MLP with minibatch 128 is '
-        'launch-bound on a GPU, so not the tens of times a large network gains), not a measurement;',
-        '- the fit is from one 2-core machine where the driver, the learner and up to 32 sleeping workers share '
-        'the cores: c1 carries that sharing, which a cluster would spread out; the network\'s cost is not in it.', '',
+        f"- GPU learner: L divided by {model['gpu_learner_speedup']:g}, an assumption (a 64x64 MLP with minibatch "
+        '128 is launch-bound on a GPU, so it gains a few times, not the tens of times a large network does), not a '
+        'measurement;',
+        '- the fit comes from one 2-core machine where the driver, the learner and up to 32 sleeping workers share '
+        "the cores: c1 carries that sharing, which a cluster would spread out, and none of the network's cost.", '',
+        *[f'Fitted: {line}.' for line in fits], '',
     ]
 
 
@@ -417,13 +429,14 @@ def build_report(args: argparse.Namespace, cells: list[tuple[str, float, int]], 
         run_dir = args.out / 'runs' / run_name(variant, cost, n)
         try:
             runs[(variant, cost, n)] = (read_rllib if variant == 'rllib_ppo' else read_tidal)(run_dir)
-        except (OSError, ValueError, IndexError, KeyError) as err:
-            failed.setdefault(run_name(variant, cost, n), f'{type(err).__name__}: {err}')
+        except (OSError, ValueError, IndexError, KeyError) as err:  # named without the machine's paths
+            failed.setdefault(run_name(variant, cost, n), f'no result in {display_path(run_dir)} ({type(err).__name__})')
     learner_path = args.out / 'runs' / 'learner' / 'learner.json'
     learner = json.loads(learner_path.read_text()) if learner_path.exists() else None
     model = build_model(runs, learner)
     plot_scaling(runs, model, args.out / 'scaling.png')
-    results = {'benchmark': 'scale', 'seed': args.seed, 'threads': args.threads, 'steady_seconds': args.steady_seconds,
+    results = {'benchmark': 'scale', 'quick': args.quick, 'seed': args.seed, 'threads': args.threads,
+               'steady_seconds': args.steady_seconds, 'fragment': FRAGMENT, 'minibatch': MINIBATCH, 'epochs': EPOCHS,
                'ppo_overrides': PPO_OVERRIDES, 'sac_overrides': SAC_OVERRIDES, 'learner': learner,
                'runs': {run_name(*key): {'variant': key[0], 'step_seconds': key[1], 'workers': key[2], **r}
                         for key, r in runs.items()},
@@ -448,12 +461,12 @@ def build_report(args: argparse.Namespace, cells: list[tuple[str, float, int]], 
         table(header, measured_rows(runs, learner)), '',
         '![scaling](scaling.png)', '',
         *model_text(model),
-        table(['env ms/step', 'model', 'c0 (ms)', 'c1 (ms / worker)', 'L (us / env step)',
-               *[f'env steps/s at {n}' for n in PROJECT_WORKERS]], projection_rows(model)), '',
+        table(['env ms/step', 'model', 'L (us / env step)',
+               *[f'env steps/s at {n}' for n in (*WORKERS[-2:], *PROJECT_WORKERS)]], projection_rows(model)), '',
         *(['Runs that failed or were skipped:', '', *[f'- {name}: {why}' for name, why in failed.items()], '']
           if failed else []),
-        f'Command, from the repo root: `python benchmarks/scale.py{" --quick" if args.quick else ""} '
-        f'--steady-seconds {args.steady_seconds:g}`', ''])
+        f'Command, from the repo root: `python benchmarks/scale.py{" --quick" if args.quick else ""}'
+        f'{" --side-sync" if args.side_sync else ""} --steady-seconds {args.steady_seconds:g}`', ''])
     (args.out / 'table.md').write_text(text)
     return text
 
@@ -478,7 +491,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.measure_learner is not None:
         measure_learner(args.measure_learner)
         return
-    cells = grid(args.quick)
+    cells = grid(args.quick, args.side_sync)
     failed: dict[str, str] = {}
     if not args.report_only:
         start = time.perf_counter()
