@@ -115,11 +115,12 @@ def expected_rate(variant: str, cost: float, workers: int) -> float:
 
 
 def env_steps(variant: str, cost: float, workers: int, seconds: float) -> int:
-    """The run's budget: `seconds` at the expected rate plus one rollout, in whole rollouts (SAC: + warm-up)."""
+    """The run's budget: `seconds` at the expected rate plus 2 rollouts, in whole rollouts (SAC: + warm-up)."""
     unit = SAC_TASK * workers if variant == 'sac_async' else FRAGMENT * workers
     steps = expected_rate(variant, cost, workers) * seconds
-    warmup = 1000 if variant == 'sac_async' else 0  # pendulum_sac's random_collect_size
-    return warmup + unit * (math.ceil(steps / unit) + 2)
+    if variant == 'sac_async':  # + pendulum_sac's random_collect_size and 2 train-log intervals
+        return 1000 + unit * math.ceil((steps + 256) / unit)
+    return unit * (math.ceil(steps / unit) + 2)
 
 
 def planned_seconds(variant: str, cost: float, workers: int, seconds: float) -> float:
@@ -285,14 +286,16 @@ def read_rllib(run_dir: Path) -> dict:
 # ---------------------------------------------------------------- the model
 
 def fit_overhead(cost: float, measured: dict[int, float], learn_per_step: float) -> tuple[float, float]:
-    """Least-squares c0, c1 of T(N) - 64 cost - L 64 N = c0 + c1 N over the measured seconds per rollout."""
+    """Least-squares c0, c1 of T(N) - 64 cost - L 64 N = c0 + c1 N over the measured seconds per rollout; a
+    negative slope (noise, or too few points) is taken as 0 and c0 as the mean, and c0 is at least 0."""
     ns = sorted(measured)
     rest = [measured[n] - FRAGMENT * cost - learn_per_step * FRAGMENT * n for n in ns]
-    if len(ns) < 2:
-        return max(rest[0], 0.0), 0.0
     mean_n, mean_r = statistics.fmean(ns), statistics.fmean(rest)
-    c1 = sum((n - mean_n) * (r - mean_r) for n, r in zip(ns, rest)) / sum((n - mean_n) ** 2 for n in ns)
-    return mean_r - c1 * mean_n, c1
+    c1 = 0.0
+    if len(ns) > 1:
+        c1 = max(0.0, sum((n - mean_n) * (r - mean_r) for n, r in zip(ns, rest))
+                 / sum((n - mean_n) ** 2 for n in ns))
+    return max(0.0, mean_r - c1 * mean_n), c1
 
 
 def rollout_seconds(kind: str, cost: float, n: int, c0: float, c1: float, learn_per_step: float) -> float:
@@ -311,8 +314,7 @@ def build_model(runs: dict, learner: dict | None) -> dict:
         big = max(int(n) for n in learner['learn_seconds_per_rollout'])
         tidal_l = learner['learn_seconds_per_rollout'][str(big)] / (FRAGMENT * big)
     rllib = {n: r for (v, c, n), r in runs.items() if v == 'rllib_ppo' and c == MAIN_COST}
-    rllib_l = (statistics.median(r['learn_seconds_per_rollout'] / (FRAGMENT * n) for n, r in rllib.items())
-               if rllib else None)
+    rllib_l = rllib[max(rllib)]['learn_seconds_per_rollout'] / (FRAGMENT * max(rllib)) if rllib else None
     costs = sorted({key[1] for key in runs})
     for side, variant, per_step in (('tidal', 'ppo_sync', tidal_l), ('rllib', 'rllib_ppo', rllib_l)):
         measured = {n: r['seconds_per_rollout'] for (v, c, n), r in runs.items() if v == variant and c == MAIN_COST}
@@ -352,7 +354,7 @@ def measured_rows(runs: dict, learner: dict | None) -> list[list[str]]:
         last_collect = f"{r['collect_return'][-1][1]:.0f}" if r['collect_return'] else ''
         rows.append([f'{cost * 1e3:g}', VARIANTS[variant], str(n), f"{r['env_steps_per_s']:.0f}", f'{ideal:.0f}',
                      f"{r['env_steps_per_s'] / ideal:.2f}", f"{r['updates_per_s']:.0f}",
-                     f"{r['seconds_per_rollout']:.3f}", learn, stale, f"{r['seconds']:.0f}",
+                     '' if variant == 'sac_async' else f"{r['seconds_per_rollout']:.3f}", learn, stale, f"{r['seconds']:.0f}",
                      f"{r['final_return']:.0f}", last_collect])
     return rows
 
@@ -410,8 +412,8 @@ def model_text(model: dict) -> list[str]:
         f"side's sync runs at {model['fit_on_step_seconds'] * 1e3:g} ms per step after taking off 64 t and the "
         'learn term; the runs at the other env costs check the fit;',
         '- L: learner seconds per env step. tidal: its learn phase measured in one process at the largest N '
-        '(the "learn s / rollout" column shows it about constant per step); RLlib: its `LearnerGroup.update` time '
-        'in its 10 ms runs, median per env step;',
+        '(the "learn s / rollout" column shows how constant it is per step); RLlib: its `LearnerGroup.update` time '
+        'in its 10 ms run with the most workers;',
         '- async overlaps collecting the next rollout with learning on this one, so the slower of the two sets the '
         'pace; its line uses the sync fit of c0 and c1 (the measured async points check it);',
         f"- GPU learner: L divided by {model['gpu_learner_speedup']:g}, an assumption (a 64x64 MLP with minibatch "
@@ -446,7 +448,8 @@ def build_report(args: argparse.Namespace, cells: list[tuple[str, float, int]], 
               's / rollout', 'learn s / rollout', 'staleness mean / max / dropped steps', 'steady s',
               'final eval return', 'last collect return']
     text = '\n'.join([
-        '# How collection on Ray workers scales: tidal and RLlib, measured', '',
+        '# How collection on Ray workers scales: tidal and RLlib, measured'
+        + (' (smoke test: `--quick`, too short to quote)' if args.quick else ''), '',
         f'One run per cell (seed {args.seed}), one at a time, {args.threads} torch thread(s) per process; every '
         'env step sleeps the env cost first (tidal `tidal/SimulatedCost-v0`, the RLlib runner its own identical '
         'wrapper), so the workers leave the CPU free. Rates are the steady state between the first and last '
