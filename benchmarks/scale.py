@@ -31,6 +31,7 @@ full set takes about 75 minutes on an idle 2-core machine (start-up grows with t
     python benchmarks/scale.py [--steady-seconds 30] [--side-sync] [--quick] [--report-only]
 """
 import argparse
+import csv
 import json
 import math
 import re
@@ -258,6 +259,7 @@ def steady(points: list[dict]) -> dict:
 
 
 def read_tidal(run_dir: Path) -> dict:
+    """Steady state of a tidal run: train-log points timed by their TensorBoard events."""
     lines = train_log(run_dir)
     times = dict((step, wall) for wall, step in tensorboard_times(run_dir, 'train/collect_seconds'))
     points = [{'wall_time': times[row['env_step']], **row} for row in lines if row['env_step'] in times]
@@ -270,7 +272,7 @@ def read_tidal(run_dir: Path) -> dict:
 
 
 def read_rllib(run_dir: Path) -> dict:
-    import csv
+    """Steady state of an RLlib run from its iterations.csv, and its learner seconds per iteration."""
     with open(run_dir / 'iterations.csv', newline='') as f:
         points = [{k: float(v) if v else math.nan for k, v in row.items()} for row in csv.DictReader(f)]
     if len(points) < 2:
@@ -370,6 +372,9 @@ def projection_rows(model: dict) -> list[list[str]]:
     return rows
 
 
+LINE_COLORS = ('C0', 'C1', 'C2', 'C3')  # one per variant; a model line takes its variant's colour
+
+
 def plot_scaling(runs: dict, model: dict, path: Path) -> None:
     import matplotlib
     matplotlib.use('Agg')
@@ -380,13 +385,15 @@ def plot_scaling(runs: dict, model: dict, path: Path) -> None:
     for ax, cost in zip(axes[0], costs):
         span = (*WORKERS, *PROJECT_WORKERS)
         ax.plot(span, [n / cost for n in span], color='0.6', linestyle=':', label='ideal: N / step seconds')
-        for variant, label in VARIANTS.items():
+        for color, (variant, label) in zip(LINE_COLORS, VARIANTS.items()):
             cells = sorted((n, r['env_steps_per_s']) for (v, c, n), r in runs.items() if v == variant and c == cost)
             if cells:
-                ax.plot(*zip(*cells), 'o-', label=label)
+                ax.plot(*zip(*cells), 'o-', color=color, label=label)
         for side, fit in model['sides'].items():
             for label, rates in fit['projection'].get(cost, {}).items():
-                ax.plot(list(rates), list(rates.values()), linestyle='--', linewidth=1, label=f'model: {side} {label}')
+                variant = 'rllib_ppo' if side == 'rllib' else f"ppo_{label.split(',')[0]}"
+                ax.plot(list(rates), list(rates.values()), color=LINE_COLORS[list(VARIANTS).index(variant)],
+                        linestyle='-.' if 'GPU' in label else '--', linewidth=1, label=f'model: {side} {label}')
         ax.set_xscale('log', base=2)
         ax.set_yscale('log')
         ax.set_xlabel('Ray workers (1 env each)')
