@@ -128,7 +128,7 @@ class RayCollector:
         self._sent_refs: dict[int, Any] = {}
         self._pending: dict[Any, tuple[int, int]] = {}  # async: ref -> (worker, version)
         self._ahead: Optional[_Rollout] = None  # async on-policy: the rollout being collected for the next call
-        self._lags: deque[int] = deque(maxlen=1000)
+        self._lag: Optional[int] = None  # async on-policy: learner rounds the latest rollout's weights were behind
         self._failures = [0] * num_workers  # failures in a row, per worker
         self._restarts = 0
         self._staleness: deque[int] = deque(maxlen=1000)
@@ -174,8 +174,8 @@ class RayCollector:
     def monitor(self) -> dict[str, float]:
         """Collection figures for the train log: staleness (async), dropped rows, restarts, seconds."""
         values: dict[str, float] = {'collector_restarts': float(self._restarts), 'collect_seconds': self._seconds}
-        if self._lags:
-            values['policy_lag'] = float(self._lags[-1])  # rollouts of learning the behaviour weights are behind
+        if self._lag is not None:
+            values['policy_lag'] = float(self._lag)
         if self._staleness:
             values['staleness_mean'] = float(np.mean(self._staleness))
             values['staleness_max'] = float(np.max(self._staleness))
@@ -222,7 +222,7 @@ class RayCollector:
         for result in results:
             self._count(result, steps)
         self._merge_statistics([result['statistics'] for result in results], rollout.version)
-        self._lags.append(self.version - rollout.version)
+        self._lag = self.version - rollout.version
         self.version += 1
         self._forget_versions()
         sample = _interleave([result['sample'] for result in results], results[0]['steps'])
