@@ -79,7 +79,8 @@ def test_async_ppo_run_learns_within_its_budget_and_logs_the_lag(tmp_path):
     log = (run_dir / 'log.txt').read_text()
     assert 'run ended: budget of 400 env steps reached' in log
     events = list((run_dir / 'log').rglob('events.*'))
-    assert events and any(b'policy_lag' in path.read_bytes() for path in events)
+    assert events and all(any(key in path.read_bytes() for path in events)
+                          for key in (b'policy_lag', b'learner_wait_seconds'))
 
 
 def test_a_sync_ray_run_resumes_exactly(tmp_path, monkeypatch):

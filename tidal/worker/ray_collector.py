@@ -133,7 +133,8 @@ class RayCollector:
         self._restarts = 0
         self._staleness: deque[int] = deque(maxlen=1000)
         self._dropped = 0
-        self._seconds = 0.0
+        self._seconds = 0.0  # the workers' own seconds of collecting
+        self._learner_waited = 0.0  # the learner's seconds in `collect`: the samples it waited for and received
         self._wait_ready()
 
     # ----- the collector interface ------------------------------------------------------------
@@ -160,8 +161,15 @@ class RayCollector:
 
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
         """At least `n_sample` env steps of training samples; see the module docstring for the modes."""
-        if self.mode == 'async' and not random:
-            return self._collect_ahead(n_sample) if self.rollout_ahead else self._collect_async(n_sample)
+        start = time.monotonic()
+        try:
+            if self.mode == 'async' and not random:
+                return self._collect_ahead(n_sample) if self.rollout_ahead else self._collect_async(n_sample)
+            return self._collect_sync(n_sample, random)
+        finally:
+            self._learner_waited += time.monotonic() - start
+
+    def _collect_sync(self, n_sample: int, random: bool) -> dict[str, Any]:
         self._cancel_pending()
         rollout = self._launch_rollout(n_sample, random)
         results = self._gather(rollout.refs, rollout.per_worker, random)
@@ -172,8 +180,10 @@ class RayCollector:
         return to_tensor(_interleave([result['sample'] for result in results], results[0]['steps']), self.device)
 
     def monitor(self) -> dict[str, float]:
-        """Collection figures for the train log: staleness (async), dropped rows, restarts, seconds."""
-        values: dict[str, float] = {'collector_restarts': float(self._restarts), 'collect_seconds': self._seconds}
+        """Collection figures for the train log: staleness and policy lag (async), dropped rows, restarts, the
+        workers' seconds collecting and the learner's seconds waiting for them (near 0: the learner is the limit)."""
+        values: dict[str, float] = {'collector_restarts': float(self._restarts), 'collect_seconds': self._seconds,
+                                    'learner_wait_seconds': self._learner_waited}
         if self._lag is not None:
             values['policy_lag'] = float(self._lag)
         if self._staleness:
