@@ -41,6 +41,7 @@ import logging
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -161,6 +162,21 @@ def evaluate(module, envs: list[gym.Env], episodes: int) -> tuple[np.ndarray, np
     return np.asarray(returns), np.asarray(lengths)
 
 
+def build_algo(config: Any, num_env_runners: int) -> Any:
+    """The algorithm of `config` on a new local Ray of num_env_runners + 1 CPUs, its driver's weights synced."""
+    import ray
+    # address='local': always a new Ray instance of our own, never one found running on the machine (a plain
+    # `ray.init()` joins a cluster named by RAY_ADDRESS or one started with `ray start`).
+    ray.init(address='local', num_cpus=num_env_runners + 1, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.ERROR)
+    algo = config.build_algo()
+    # With remote EnvRunners the driver's local EnvRunner (whose RLModule `get_module()` returns and the
+    # evaluation uses) keeps its own random init until the first training step syncs it: sync it now, so the
+    # first evaluation sees the learner's initial weights.
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    return algo
+
+
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -169,16 +185,7 @@ def main() -> None:
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME, TIMERS
 
     setup_start = time.perf_counter()
-    # address='local': always a new Ray instance of our own, never one found running on the machine (a plain
-    # `ray.init()` joins a cluster named by RAY_ADDRESS or one started with `ray start`).
-    ray.init(address='local', num_cpus=args.num_env_runners + 1, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR)
-    config = build_config(args)
-    algo = config.build_algo()
-    # With remote EnvRunners the driver's local EnvRunner (whose RLModule `get_module()` returns and the
-    # evaluation uses) keeps its own random init until the first training step syncs it: sync it now, so the
-    # first evaluation sees the learner's initial weights.
-    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    algo = build_algo(build_config(args), args.num_env_runners)
     setup_time = time.perf_counter() - setup_start
 
     sample_timer = CallTimer(ppo_module, 'synchronous_parallel_sample')

@@ -18,7 +18,6 @@ import argparse
 import csv
 import importlib.metadata
 import json
-import logging
 import math
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ import gymnasium as gym
 import torch
 
 from common import EvalLog, write_summary
-from rllib_ppo_runner import CallTimer, evaluate
+from rllib_ppo_runner import CallTimer, build_algo, evaluate
 
 ENV_ID = 'CartPole-v1'
 EVAL_SEED_OFFSET = 10_000
@@ -110,10 +109,7 @@ def main() -> None:
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     setup_start = time.perf_counter()
-    ray.init(address='local', num_cpus=args.num_env_runners + 1, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR)
-    algo = build_config(args).build_algo()
-    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+    algo = build_algo(build_config(args), args.num_env_runners)
     setup_time = time.perf_counter() - setup_start
     learn_timer = CallTimer(algo.learner_group, 'update')
     sample_timer = CallTimer(ppo_module, 'synchronous_parallel_sample')
