@@ -28,7 +28,7 @@ workers) and `scaling.png` in `benchmarks/results/scale/` (`--quick`: in `benchm
 full set takes about 75 minutes on an idle 2-core machine (start-up grows with the workers: each one's imports),
 `--side-sync` adds about 12, `--quick` (10 ms, 1 and 4 workers) about 7:
 
-    python benchmarks/scale.py [--steady-seconds 30] [--side-sync] [--quick] [--report-only]
+    python benchmarks/scale.py [--steady-seconds 30] [--side-sync] [--quick] [--report-only] [--only VARIANT]
 """
 import argparse
 import csv
@@ -84,6 +84,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--quick', action='store_true',
                         help=f'smoke test: 10 ms only, {QUICK_WORKERS} workers, 6 s of steady state')
     parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
+    parser.add_argument('--only', choices=sorted(VARIANTS), default=None,
+                        help="run this variant's cells again (the other run folders are kept), then rebuild the outputs")
     parser.add_argument('--measure-learner', type=Path, default=None, help=argparse.SUPPRESS)  # internal
     args = parser.parse_args(argv)
     if args.quick:
@@ -511,10 +513,12 @@ def main(argv: list[str] | None = None) -> None:
         failed.update({run_name(*cell): 'variant refused by the config check' for cell in cells
                        if cell[0] not in accepted})
         cells = [cell for cell in cells if cell[0] in accepted]
-        plan = sum(planned_seconds(*cell, args.steady_seconds) for cell in cells) + 30
-        print(f'{len(cells)} runs and the learner measurement, planned about {plan / 60:.0f} minutes', flush=True)
-        run_all(args, [learner_job(args)])
-        failed.update(run_all(args, [job(args, rllib_python, *cell) for cell in cells]))
+        to_run = [cell for cell in cells if args.only in (None, cell[0])]
+        plan = sum(planned_seconds(*cell, args.steady_seconds) for cell in to_run) + 30
+        print(f'{len(to_run)} runs, planned about {plan / 60:.0f} minutes', flush=True)
+        if args.only is None:
+            run_all(args, [learner_job(args)])
+        failed.update(run_all(args, [job(args, rllib_python, *cell) for cell in to_run]))
         print(f'all runs done in {(time.perf_counter() - start) / 60:.1f} minutes', flush=True)
     print('\n' + build_report(args, cells, failed))
     print(f'outputs in {display_path(args.out)}: results.json, table.md, scaling.png')
