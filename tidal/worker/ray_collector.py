@@ -223,11 +223,13 @@ class RayCollector:
 
     # ----- async, on-policy ---------------------------------------------------------------------
     def _collect_ahead(self, n_sample: int) -> dict[str, Any]:
-        """The rollout collected ahead (the first call collects one), after starting the next with the
-        current weights: the learner trains on this rollout while the workers collect that one."""
+        """The rollout collected ahead (the first call collects one). Each worker starts its share of the next
+        rollout, with the current weights, as soon as it hands in its share of this one (no worker waits for
+        the slowest), so the workers collect that rollout while the learner trains on this one."""
         rollout = self._ahead or self._launch_rollout(n_sample, False)
-        results = self._gather(rollout.refs, rollout.per_worker, False, rollout.version)
-        self._ahead = self._launch_rollout(n_sample, False)
+        per_worker = -(-n_sample // len(self.actors))
+        results, next_refs = self._gather_relaunching(rollout, per_worker)
+        self._ahead = _Rollout(next_refs, per_worker, self.version)
         steps = min(results[0]['steps'], steps_per_env(n_sample, self.num_envs))
         for result in results:
             self._count(result, steps)
@@ -237,6 +239,27 @@ class RayCollector:
         self._forget_versions()
         sample = _interleave([result['sample'] for result in results], results[0]['steps'])
         return to_tensor(tree_map(lambda column: column[:steps * self.num_envs], sample), self.device)
+
+    def _gather_relaunching(self, rollout: _Rollout, per_worker: int) -> tuple[list[dict[str, Any]], list[Any]]:
+        """Every worker's share of `rollout`, in the order they finish, and the refs of the next rollout: a worker
+        that hands in its share starts `per_worker` steps of it at once; a failed one is restarted and does its
+        share again with the rollout's weights."""
+        import ray
+        pending = {ref: index for index, ref in enumerate(rollout.refs)}
+        results: list[Optional[dict[str, Any]]] = [None] * len(self.actors)
+        next_refs: list[Any] = [None] * len(self.actors)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(ready[0])
+            try:
+                results[index] = ray.get(ready[0])
+                self._failures[index] = 0
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+                self._recover(index, err)
+                pending[self._run(index, rollout.per_worker, False, rollout.version)] = index
+                continue
+            next_refs[index] = self._run(index, per_worker, False)
+        return [result for result in results if result is not None], next_refs
 
     # ----- async -------------------------------------------------------------------------------
     def _collect_async(self, n_sample: int) -> dict[str, Any]:
