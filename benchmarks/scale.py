@@ -402,8 +402,12 @@ def plot_scaling(runs: dict, model: dict, path: Path) -> None:
         ax.set_ylabel('env steps / s (steady state)')
         ax.set_title(f'{cost * 1e3:g} ms per env step')
         ax.grid(True, which='both', alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    labelled: dict[str, object] = {}  # every line once, whichever panel drew it
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labelled.setdefault(label, handle)
+    fig.legend(list(labelled.values()), list(labelled), loc='lower center', ncol=5, fontsize=8)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
