@@ -185,7 +185,8 @@ def main() -> None:
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME, TIMERS
 
     setup_start = time.perf_counter()
-    algo = build_algo(build_config(args), args.num_env_runners)
+    config = build_config(args)
+    algo = build_algo(config, args.num_env_runners)
     setup_time = time.perf_counter() - setup_start
 
     sample_timer = CallTimer(ppo_module, 'synchronous_parallel_sample')
