@@ -27,6 +27,8 @@ SMALL = ['policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_siz
 FAULTY = ['import_names=[ray_test_envs]', f'env.env_id={FAULTY_ID}', 'env.stop_value=null']
 
 
+from killed_run import Crash, crash_at_step  # noqa: E402  (tests/worker is on sys.path)
+
 pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 
 
@@ -215,18 +217,7 @@ def test_a_killed_driver_resumes_from_its_last_checkpoint(tmp_path, monkeypatch)
     from tidal.entry.pipelines import resume
     from tidal.worker.feeds.replay import ReplayFeed
 
-    class Crash(Exception):
-        """Stands for the training process killed between two checkpoints."""
-
-    original, calls = ReplayFeed.step, []
-
-    def step(self, env_budget):
-        calls.append(1)
-        if len(calls) >= 6:
-            raise Crash
-        return original(self, env_budget)
-
-    monkeypatch.setattr(ReplayFeed, 'step', step)
+    crash_at_step(monkeypatch, ReplayFeed, 6)
     run_dir = tmp_path / 'run'
     with pytest.raises(Crash):
         serial_pipeline('pendulum_sac', seed=0, max_env_step=400, progress=False,

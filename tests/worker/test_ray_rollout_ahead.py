@@ -14,6 +14,8 @@ from tidal.entry.setup import load_config  # noqa: E402
 from tidal.worker.builders import build_policy  # noqa: E402
 from tidal.worker.ray_collector import RayCollector  # noqa: E402
 
+from killed_run import Crash, crash_at_step  # noqa: E402  (tests/worker is on sys.path)
+
 pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 
 PPO = ['env.collector_env_num=4', 'policy.collect.n_sample=64', 'env.n_evaluator_episode=1',
@@ -92,18 +94,7 @@ def test_a_sync_ray_run_resumes_exactly(tmp_path, monkeypatch):
     whole = serial_pipeline_onpolicy('cartpole_ppo', seed=3, max_env_step=512, progress=False,
                                      overrides=[*overrides, f'exp_name={tmp_path / "whole"}'])
 
-    class Crash(Exception):
-        """Stands for the training process killed between two checkpoints."""
-
-    original, calls = RolloutFeed.step, []
-
-    def step(self, env_budget):
-        calls.append(1)
-        if len(calls) == 6:
-            raise Crash
-        return original(self, env_budget)
-
-    monkeypatch.setattr(RolloutFeed, 'step', step)
+    crash_at_step(monkeypatch, RolloutFeed, 6)
     run_dir = tmp_path / 'killed'
     with pytest.raises(Crash):
         serial_pipeline_onpolicy('cartpole_ppo', seed=3, max_env_step=512, progress=False,
