@@ -8,12 +8,12 @@ stream). 'async' mode takes one of two forms, as the feed asks:
 - off-policy (Ape-X): each worker starts its next collection as soon as it hands one in, with the newest
   weights, and `collect` returns the first batch that is ready; the rounds of learning a batch's weights are
   behind the learner (its staleness) are logged and bounded by `max_staleness`.
-- on-policy (a feed with `rollout_ahead`, as IMPALA and Sample Factory do it): as soon as a rollout is handed
-  in, all workers start the next one with the same weights, so it is collected while the learner trains on
-  this one. Every rollout but the first reaches the learner exactly one rollout behind its weights (logged
-  as `policy_lag`); its rows carry the behaviour policy's log-probabilities, which PPO's ratio is taken
-  against. A rollout asked for with fewer steps than were collected ahead (the run's last, cut to its
-  budget) is cut to them.
+- on-policy (a feed with `rollout_ahead`, as IMPALA and Sample Factory do it): each worker starts its share
+  of the next rollout as soon as it hands in its share of this one, with the learner's weights before it
+  learns from this one, so the next rollout is collected while the learner trains. Every rollout but the
+  first reaches the learner exactly one rollout behind its weights (logged as `policy_lag`); its rows carry
+  the behaviour policy's log-probabilities, which PPO's ratio is taken against. A rollout asked for with
+  fewer steps than were collected ahead (the run's last, cut to its budget) is cut to them.
 
 A worker whose process dies, or whose env raises, is restarted by Ray and its collection is done
 again with new episodes; `max_restarts` failures in a row of one worker stop the run with its error.
