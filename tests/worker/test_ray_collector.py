@@ -27,7 +27,7 @@ SMALL = ['policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_siz
 FAULTY = ['import_names=[ray_test_envs]', f'env.env_id={FAULTY_ID}', 'env.stop_value=null']
 
 
-from killed_run import Crash, crash_at_step  # noqa: E402  (tests/worker is on sys.path)
+from whole_runs import Crash, crash_at_step  # noqa: E402  (tests/worker is on sys.path)
 
 pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 

@@ -1,7 +1,5 @@
 """Evaluation on a Ray actor of its own (policy.eval.evaluator.on_ray): the rows a local run writes, off the
 critical path, and the settings it refuses."""
-import csv
-
 import pytest
 import torch
 
@@ -13,17 +11,14 @@ from tidal.entry.pipelines import train  # noqa: E402
 from tidal.entry.setup import load_config  # noqa: E402
 from tidal.worker.checkpoint import load_checkpoint  # noqa: E402
 
+from whole_runs import eval_rows  # noqa: E402  (tests/worker is on sys.path)
+
 pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 
 RUN = ['env.collector_env_num=2', 'policy.collect.n_sample=64', 'policy.learn.batch_size=64',
        'policy.learn.epoch_per_collect=2', 'env.n_evaluator_episode=2', 'env.evaluator_env_num=2',
        'policy.eval.evaluator.eval_freq=4', 'env.stop_value=null']
 
-
-def eval_rows(run_dir):
-    """evals.csv without its wall-clock column."""
-    with open(run_dir / 'evals.csv') as file:
-        return [{key: value for key, value in row.items() if key != 'wall_time'} for row in csv.DictReader(file)]
 
 
 def test_the_eval_actor_writes_the_rows_and_best_checkpoint_of_a_local_evaluator(tmp_path):

@@ -1,7 +1,6 @@
 """On-policy collection on Ray that overlaps learning (collector.mode='async' with PPO), and the exact resume of
 a 'sync' Ray run."""
 import copy
-import csv
 
 import pytest
 import torch
@@ -14,7 +13,7 @@ from tidal.entry.setup import load_config  # noqa: E402
 from tidal.worker.builders import build_policy  # noqa: E402
 from tidal.worker.ray_collector import RayCollector  # noqa: E402
 
-from killed_run import Crash, crash_at_step  # noqa: E402  (tests/worker is on sys.path)
+from whole_runs import Crash, crash_at_step, eval_rows  # noqa: E402  (tests/worker is on sys.path)
 
 pytestmark = pytest.mark.usefixtures('local_ray')  # tests/worker/conftest.py
 
@@ -107,8 +106,3 @@ def test_a_sync_ray_run_resumes_exactly(tmp_path, monkeypatch):
         assert torch.equal(value, resumed.model.state_dict()[key]), key
     assert eval_rows(run_dir) == eval_rows(tmp_path / 'whole')
 
-
-def eval_rows(run_dir):
-    """evals.csv without its wall-clock column."""
-    with open(run_dir / 'evals.csv') as file:
-        return [{key: value for key, value in row.items() if key != 'wall_time'} for row in csv.DictReader(file)]

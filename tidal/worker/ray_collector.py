@@ -197,9 +197,13 @@ class RayCollector:
         weights = None if random else self._weights_ref(self.version if version is None else version)
         return self.actors[index].collect.remote(weights, n_sample, random)
 
+    def _share(self, n_sample: int) -> int:
+        """Env steps each worker collects of a collection of `n_sample`."""
+        return -(-n_sample // len(self.actors))
+
     def _launch_rollout(self, n_sample: int, random: bool) -> _Rollout:
         """Every worker starts its share of `n_sample` env steps with the current weights."""
-        per_worker = -(-n_sample // len(self.actors))
+        per_worker = self._share(n_sample)
         refs = [self._run(index, per_worker, random) for index in range(len(self.actors))]
         return _Rollout(refs, per_worker, self.version)
 
@@ -227,7 +231,7 @@ class RayCollector:
         rollout, with the current weights, as soon as it hands in its share of this one (no worker waits for
         the slowest), so the workers collect that rollout while the learner trains on this one."""
         rollout = self._ahead or self._launch_rollout(n_sample, False)
-        per_worker = -(-n_sample // len(self.actors))
+        per_worker = self._share(n_sample)
         results, next_refs = self._gather_relaunching(rollout, per_worker)
         self._ahead = _Rollout(next_refs, per_worker, self.version)
         steps = min(results[0]['steps'], steps_per_env(n_sample, self.num_envs))

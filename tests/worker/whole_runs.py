@@ -1,4 +1,6 @@
-"""A training process killed between two checkpoints, for the resume tests."""
+"""Helpers of the tests that train whole runs: a training process killed between two checkpoints, and a run's
+evaluation rows without their clock."""
+import csv
 
 
 class Crash(Exception):
@@ -16,3 +18,9 @@ def crash_at_step(monkeypatch, feed_cls, n):
         return original(self, env_budget)
 
     monkeypatch.setattr(feed_cls, 'step', step)
+
+
+def eval_rows(run_dir):
+    """A run's evals.csv without its wall-clock column, as written (NaN compares equal as text)."""
+    with open(run_dir / 'evals.csv') as file:
+        return [{key: value for key, value in row.items() if key != 'wall_time'} for row in csv.DictReader(file)]
