@@ -79,3 +79,19 @@ def test_formatted_config_is_valid_yaml_without_its_comments(create_config):
     uncommented = '\n'.join(line for line in text.splitlines() if not line.lstrip().startswith('#'))
     assert load_yaml(uncommented) == cfg
     assert load_yaml(text) == cfg
+
+
+def test_comments_are_found_when_the_module_name_now_names_another_file(tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+    first = tmp_path / 'first.py'
+    first.write_text('class Documented:\n    config = dict(\n        # (int) Steps per call.\n        steps=1,\n'
+                     '    )\n\n    def act(self):\n        return 1\n')
+    (tmp_path / 'second.py').write_text('OTHER = 1\n')
+    spec = importlib.util.spec_from_file_location('tidal_alias_mod', first)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, 'tidal_alias_mod', module)
+    spec.loader.exec_module(module)
+    other = importlib.util.spec_from_file_location('tidal_alias_mod', tmp_path / 'second.py')
+    monkeypatch.setitem(sys.modules, 'tidal_alias_mod', importlib.util.module_from_spec(other))
+    assert config_comments(module.Documented) == {'steps': '(int) Steps per call.'}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import inspect
 import io
+import linecache
 import textwrap
 import tokenize
 from typing import Any, Iterator, Mapping, Optional
@@ -71,7 +72,7 @@ def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
 def own_comments(owner: type) -> dict[str, str]:
     """Dotted key path -> comment of the `config` literal `owner` itself defines."""
     try:
-        source = textwrap.dedent(inspect.getsource(owner))
+        source = textwrap.dedent(_class_source(owner))
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError):  # defined interactively, or source not shipped
         return {}
@@ -85,6 +86,46 @@ def own_comments(owner: type) -> dict[str, str]:
         if text:
             comments[path] = text
     return comments
+
+
+def _class_source(owner: type) -> str:
+    """The source of `owner`, found through the file its methods were compiled from where it has any.
+
+    `inspect.getsource` looks in the file of the module now registered under the class's module name,
+    which is another file once that name was reused (two `conftest` modules, a reloaded notebook module).
+    """
+    files = dict.fromkeys(function.__code__.co_filename for function in map(_function_of, vars(owner).values())
+                          if function is not None)
+    for path in files:
+        lines = linecache.getlines(path)
+        try:
+            node = _class_node(ast.parse(''.join(lines)), owner.__qualname__.split('.'))
+        except SyntaxError:
+            continue
+        if node is not None:
+            first = min([node.lineno] + [decorator.lineno for decorator in node.decorator_list])
+            return ''.join(lines[first - 1:node.end_lineno])
+    return inspect.getsource(owner)
+
+
+def _function_of(member: Any) -> Optional[Any]:
+    """The plain function behind a method, classmethod or staticmethod; None for anything else."""
+    member = getattr(member, '__func__', member)
+    return member if inspect.isfunction(member) else None
+
+
+def _class_node(tree: ast.AST, qualname: list[str]) -> Optional[ast.ClassDef]:
+    """The class definition at dotted `qualname` ('<locals>' parts searched through functions)."""
+    scope: ast.AST = tree
+    for name in qualname:
+        if name == '<locals>':
+            continue
+        found = next((node for node in ast.walk(scope) if isinstance(node, (ast.ClassDef, ast.FunctionDef,
+                      ast.AsyncFunctionDef)) and node.name == name and node is not scope), None)
+        if found is None:
+            return None
+        scope = found
+    return scope if isinstance(scope, ast.ClassDef) else None
 
 
 def _config_literal(tree: ast.Module) -> Optional[ast.expr]:
