@@ -151,3 +151,28 @@ def test_merge_updates_equals_one_normaliser_that_saw_every_batch():
         assert torch.allclose(merged[key], expected.state_dict()[key], rtol=1e-10, atol=1e-10)
     # a worker that saw nothing changes nothing
     assert torch.equal(merge_updates(base.state_dict(), [base.state_dict()])['mean'], base.state_dict()['mean'])
+
+
+def run_statistics_and_scaler():
+    """One env, then four: the moments, the scaled rewards and a merge of a copy's update."""
+    rng = np.random.default_rng(3)
+    rms, scaler = RunningMeanStd((3,), 'cpu'), RewardScaler(0.9, 5.0, 'cpu')
+    scaled = []
+    for envs in (1, 1, 4, 4):
+        rms.update(torch.as_tensor(rng.normal(2.0, 3.0, (envs, 3)), dtype=torch.float32))
+    for _ in range(6):
+        scaled.append(scaler.scale(torch.as_tensor(rng.normal(0, 2, 4), dtype=torch.float32),
+                                  torch.as_tensor(rng.random(4) < 0.3)))
+    copy = RunningMeanStd((3,), 'cpu')
+    copy.load_state_dict(rms.state_dict())
+    copy.update(torch.ones(2, 3))
+    merged = merge_updates(rms.state_dict(), [copy.state_dict()])
+    return rms.state_dict(), scaler.state_dict(), torch.stack(scaled), merged
+
+
+def test_the_cpus_numpy_arithmetic_equals_the_tensor_arithmetic_other_devices_run(monkeypatch):
+    on_cpu = run_statistics_and_scaler()
+    assert isinstance(RunningMeanStd((3,), 'cpu').native_var, np.ndarray)
+    monkeypatch.setattr('tidal.rl_utils.normalizer._native', lambda tensor: tensor)  # the path of cuda tensors
+    assert isinstance(RunningMeanStd((3,), 'cpu').native_var, torch.Tensor)
+    assert_close(run_statistics_and_scaler(), on_cpu, rtol=1e-12, atol=1e-12)
