@@ -105,7 +105,8 @@ class EnvManager:
                            f"its episode: {_one_line(err)}") from err
         next_obs = self._next_obs(obs, info)
         step_reward = self._step_reward(reward, info)
-        self._check_finite(step_reward, obs, next_obs)
+        # next_obs is obs itself unless an episode ended: check it once
+        self._check_finite(step_reward, obs, *(() if next_obs is obs else (next_obs,)))
         done = terminated | truncated
         self._running_return += reward
         self._running_length += 1

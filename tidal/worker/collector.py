@@ -107,7 +107,8 @@ class _Collector:
             first=self._first,
         )
         transition = self.policy.process_transition(obs, output, timestep)
-        self._obs = to_tensor(step.obs, self.device)
+        # no episode ended: the next obs is the one to act on, converted once
+        self._obs = timestep.next_obs if step.next_obs is step.obs else to_tensor(step.obs, self.device)
         done = step.done
         self._first = torch.as_tensor(done, device=self.device)
         if done.any():
