@@ -195,6 +195,12 @@ def test_async_takes_on_policy_learning_with_sequences_refused():
         load_config('pendulum_taac', 0, ['collector.type=ray', 'collector.mode=async'])
 
 
+def test_async_without_ray_workers_is_refused_rather_than_run_in_step():
+    with pytest.raises(ConfigError, match=r"collector\.mode='async' overlaps Ray workers' collection with learning, "
+                                          r"but collector\.type='local'"):
+        load_config('cartpole_ppo', 0, ['collector.mode=async'])
+
+
 def test_muzero_refuses_ray_collection():
     with pytest.raises(ConfigError, match="keeps learning state in its collect mode"):
         load_config('cartpole_muzero', 0, ['collector.type=ray'])

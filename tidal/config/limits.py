@@ -43,6 +43,10 @@ def check_collector(cfg: Mapping, policy_cls: Any) -> None:
         raise ConfigError('policy.eval.evaluator.on_ray: the eval actor records no videos (it may run on another '
                           'machine); set policy.eval.evaluator.video_every=0')
     if collector['type'] != 'ray':
+        if collector['mode'] == 'async':  # else the run would quietly be a synchronous one
+            raise ConfigError("collector.mode='async' overlaps Ray workers' collection with learning, but "
+                              "collector.type='local' collects in this process, in step with the learner: set "
+                              "collector.type='ray' or collector.mode='sync'")
         return
     workers, per_worker, envs = collector['num_workers'], collector['envs_per_worker'], cfg['env']['collector_env_num']
     if not getattr(policy_cls, 'remote_collect', True):
