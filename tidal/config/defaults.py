@@ -34,6 +34,7 @@ class RunConfig:
             # weights (a single worker then acts exactly as the local collector). 'async': workers keep
             # collecting while the learner trains: off-policy (Ape-X style) on what has arrived; on-policy
             # (PPO, PPG) the next rollout with the weights before this one is learnt (a lag of one rollout).
+            # 'async' needs type 'ray'.
             mode='sync',
             # (int in [0, 1_000_000]) 'async': drop a worker's batch that is more than this many learner
             # rounds (collections) older than the current weights, rather than learn from it.
