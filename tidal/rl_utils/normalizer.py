@@ -4,7 +4,7 @@ Statistics are float64 on the device the data lives on, so updating them costs a
 no host round trip; `state_dict` copies them to the CPU for checkpoints. On the CPU they are kept as
 numpy arrays (read as tensors that share their memory): they are updated once per env step while
 acting, where a torch op on a handful of numbers costs several microseconds of dispatch and a numpy
-op about one (the reward scaler's step: 230 -> 40 us).
+op about one (the reward scaler's step at one env: 210 -> 70 us).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ Array = Union[np.ndarray, torch.Tensor]  # numpy for statistics on the CPU, a te
 
 
 def _native(tensor: torch.Tensor) -> Array:
-    """A float64 copy-free view of `tensor` in the form its device computes fastest on per step."""
+    """`tensor` without a copy in the form its device computes fastest on per step: numpy on the CPU."""
     return tensor.numpy() if tensor.device.type == 'cpu' else tensor
 
 
