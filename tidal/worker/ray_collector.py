@@ -211,19 +211,27 @@ class RayCollector:
                 version: Optional[int] = None) -> list[dict[str, Any]]:
         """Every worker's result; a failed worker is restarted and its collection done again (with the
         weights of `version`, default the current ones)."""
-        import ray
         results: list[Optional[dict[str, Any]]] = [None] * len(refs)
         while any(result is None for result in results):
             for index, ref in enumerate(refs):
                 if results[index] is not None:
                     continue
-                try:
-                    results[index] = ray.get(ref)
-                    self._failures[index] = 0
-                except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
-                    self._recover(index, err)
+                results[index] = self._result(index, ref)
+                if results[index] is None:
                     refs[index] = self._run(index, n_sample, random, version)
         return [result for result in results if result is not None]
+
+    def _result(self, index: int, ref: Any) -> Optional[dict[str, Any]]:
+        """Worker `index`'s result of `ref`; None when it failed, after recovering the worker (the caller
+        gives it its work again)."""
+        import ray
+        try:
+            result = ray.get(ref)
+        except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
+            self._recover(index, err)
+            return None
+        self._failures[index] = 0
+        return result
 
     # ----- async, on-policy ---------------------------------------------------------------------
     def _collect_ahead(self, n_sample: int) -> dict[str, Any]:
@@ -255,11 +263,8 @@ class RayCollector:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             index = pending.pop(ready[0])
-            try:
-                results[index] = ray.get(ready[0])
-                self._failures[index] = 0
-            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
-                self._recover(index, err)
+            results[index] = self._result(index, ready[0])
+            if results[index] is None:
                 pending[self._run(index, rollout.per_worker, False, rollout.version)] = index
                 continue
             next_refs[index] = self._run(index, per_worker, False)
@@ -275,14 +280,10 @@ class RayCollector:
         while True:
             ready, _ = ray.wait(list(self._pending), num_returns=1)
             index, version = self._pending.pop(ready[0])
-            try:
-                result = ray.get(ready[0])
-                self._failures[index] = 0
-            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
-                self._recover(index, err)
-                self._launch(index, n_sample)
-                continue
+            result = self._result(index, ready[0])
             self._launch(index, n_sample)  # collecting goes on while the learner trains on this batch
+            if result is None:
+                continue
             self._count(result)
             staleness = self.version - version
             self._staleness.append(staleness)
