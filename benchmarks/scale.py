@@ -135,11 +135,15 @@ def planned_seconds(variant: str, cost: float, workers: int, seconds: float) -> 
     return GUESS['startup_s'] + GUESS['startup_s_per_worker'] * workers + eval_s + steps
 
 
+def sleeping_env(gym_id: str, cost: float) -> list[str]:
+    """The overrides that make the run's envs `gym_id` with a sleep of `cost` seconds before every step."""
+    return ['env.env_id=tidal/SimulatedCost-v0', f'env.env_kwargs={{env_id: {gym_id}, step_seconds: {cost:g}}}']
+
+
 def tidal_overrides(variant: str, cost: float, workers: int) -> list[str]:
     gym_id = 'Pendulum-v1' if variant == 'sac_async' else 'CartPole-v1'
-    common = ['env.env_id=tidal/SimulatedCost-v0', f'env.env_kwargs={{env_id: {gym_id}, step_seconds: {cost:g}}}',
-              'collector.type=ray', f'collector.num_workers={workers}', 'collector.envs_per_worker=1',
-              f'env.collector_env_num={workers}', f"collector.mode={variant.split('_')[1]}", *NO_MIDRUN_EVAL,
+    common = [*sleeping_env(gym_id, cost), 'collector.type=ray', f'collector.num_workers={workers}',
+              'collector.envs_per_worker=1', f'env.collector_env_num={workers}', f"collector.mode={variant.split('_')[1]}", *NO_MIDRUN_EVAL,
               'policy.learn.learner.log_freq=1000000000']
     # the train log's points time the run: once per rollout (PPO), every 128 env steps (SAC, a few seconds)
     if variant == 'sac_async':

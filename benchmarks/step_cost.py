@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from common import BENCH_DIR, display_path, ensure_rllib_venv
-from scale import PPO_CONFIG, PPO_OVERRIDES
+from scale import PPO_CONFIG, PPO_OVERRIDES, sleeping_env
 from step_cost_timing import FRAGMENT, time_fragments
 
 STEP_SECONDS = (0.0, 0.002, 0.01, 0.05)
@@ -39,8 +39,8 @@ def tidal_step_cost(step_seconds: float) -> tuple[float, float]:
     from tidal.worker.builders import build_env_manager, build_policy
     from tidal.worker.collector import SampleCollector
 
-    cfg = load_config(PPO_CONFIG, 0, [*PPO_OVERRIDES, 'env.collector_env_num=1', 'env.env_id=tidal/SimulatedCost-v0',
-                                      f'env.env_kwargs={{env_id: CartPole-v1, step_seconds: {step_seconds:g}}}'])
+    cfg = load_config(PPO_CONFIG, 0, [*PPO_OVERRIDES, 'env.collector_env_num=1', *sleeping_env('CartPole-v1',
+                                                                                              step_seconds)])
     policy = build_policy(cfg, enable_field=('collect',))
     collector = SampleCollector(build_env_manager(cfg, 'collector', 1, label='step cost'), policy.collect_mode,
                                 torch.device('cpu'))
