@@ -2,6 +2,7 @@
 
 Ray starts once for this module (2 CPUs); each test builds its own workers.
 """
+import json
 import os
 import subprocess
 import sys
@@ -149,6 +150,24 @@ def test_an_env_that_raises_once_is_restarted_and_named(tmp_path):
     line = next(line for line in (run_dir / 'log.txt').read_text().splitlines() if 'failed at env step' in line)
     assert "Ray worker 0 (collector envs 0..1)" in line
     assert f"env '{FAULTY_ID}'" in line and 'step fails on purpose' in line
+
+
+@pytest.mark.parametrize('config_name, extra', [
+    ('pendulum_sac', [*SMALL, 'policy.random_collect_size=100']),  # Ape-X: the first batch handed in
+    ('pendulum_ppo', ['policy.collect.n_sample=64', 'policy.learn.batch_size=32', 'env.n_evaluator_episode=1',
+                      'env.evaluator_env_num=1']),  # rollouts collected ahead
+])
+def test_async_collection_restarts_a_worker_whose_env_raised(tmp_path, config_name, extra):
+    run_dir = tmp_path / 'run'
+    entry = serial_pipeline if config_name == 'pendulum_sac' else serial_pipeline_onpolicy
+    entry(config_name, seed=0, max_env_step=400, progress=False, overrides=[
+        *FAULTY, *extra, 'env.collector_env_num=2', 'collector.type=ray', 'collector.num_workers=2',
+        'collector.mode=async', f'exp_name={run_dir}',
+        f'env.env_kwargs={{max_episode_steps: 20, fail: raise_once, fail_at: 150, marker: "{tmp_path / "raised"}", '
+        f'spare_pid: {os.getpid()}}}'])
+    failures = [line for line in (run_dir / 'log.txt').read_text().splitlines() if 'failed at env step' in line]
+    assert len(failures) == 1 and 'step fails on purpose; restarting it (1 of 3 in a row)' in failures[0]
+    assert json.loads((run_dir / 'summary.json').read_text())['env_step'] == 400
 
 
 def test_an_env_that_always_fails_to_reset_stops_after_bounded_retries():

@@ -130,6 +130,7 @@ class RayCollector:
         self._ahead: Optional[_Rollout] = None  # async on-policy: the rollout being collected for the next call
         self._lag: Optional[int] = None  # async on-policy: learner rounds the latest rollout's weights were behind
         self._failures = [0] * num_workers  # failures in a row, per worker
+        self._incarnations: list[Optional[str]] = [None] * num_workers  # each worker process's id (`ping`)
         self._restarts = 0
         self._staleness: deque[int] = deque(maxlen=1000)
         self._dropped = 0
@@ -363,6 +364,7 @@ class RayCollector:
         actor = self.actors[index]
         if not isinstance(err, ray.exceptions.RayActorError):
             ray.kill(actor, no_restart=False)  # an env that raised may be broken: a fresh process
+        self._await_restart(index)
         seed = stream_seed(self.seed, RESTART_STREAM, index, self._restarts) - first
         try:
             self._when_up(index, lambda: actor.reset.remote(seed))
@@ -374,9 +376,26 @@ class RayCollector:
         import ray
         for index, actor in enumerate(self.actors):
             try:
-                self._when_up(index, actor.ping.remote)
+                self._incarnations[index] = self._when_up(index, actor.ping.remote)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as err:
                 raise WorkerError(f'Ray worker {index} could not be built: {error_cause(err)}') from None
+
+    def _await_restart(self, index: int) -> None:
+        """Wait until worker `index` answers from a new process. `ray.kill` returns before the old process has
+        ended, and a call sent to it meanwhile would die with it: a second failure the env never had."""
+        import ray
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            try:
+                incarnation = self._when_up(index, self.actors[index].ping.remote)
+            except ray.exceptions.RayActorError:  # the old process is going down
+                incarnation = self._incarnations[index]
+            if incarnation != self._incarnations[index]:
+                self._incarnations[index] = incarnation
+                return
+            if time.monotonic() > deadline:
+                raise WorkerError(f'Ray did not restart worker {index} in {READY_TIMEOUT_S:.0f} s')
+            time.sleep(0.1)
 
     def _when_up(self, index: int, call: Callable[[], Any]) -> Any:
         """`ray.get(call())`, calling again while Ray is restarting the worker."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 from typing import Any, Optional
 
 import torch
@@ -44,13 +45,15 @@ class RolloutWorker:
         from tidal.worker.builders import build_env_manager, build_policy  # after the path: it imports user modules
 
         self.index, self.first_env, self.num_envs = index, first_env, num_envs
+        self.incarnation = uuid.uuid4().hex
         self.policy = build_policy(run_cfg, enable_field=('collect',))
         manager = build_env_manager(run_cfg, 'collector', num_envs, label=f'Ray worker {index} collector')
         self.collector = SampleCollector(manager, self.policy.collect_mode, torch.device('cpu'))
 
-    def ping(self) -> int:
-        """The worker is up (Ray has placed and built it)."""
-        return self.index
+    def ping(self) -> str:
+        """The worker is up (Ray has placed and built it): the id of this process's worker, new at each restart,
+        so that a restarted worker can be told from the one it replaces."""
+        return self.incarnation
 
     def reset(self, seed: int) -> None:
         """New episodes; env i of the run's collector is seeded with `seed + i`, as the local collector does."""
