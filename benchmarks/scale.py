@@ -143,8 +143,8 @@ def sleeping_env(gym_id: str, cost: float) -> list[str]:
 def tidal_overrides(variant: str, cost: float, workers: int) -> list[str]:
     gym_id = 'Pendulum-v1' if variant == 'sac_async' else 'CartPole-v1'
     common = [*sleeping_env(gym_id, cost), 'collector.type=ray', f'collector.num_workers={workers}',
-              'collector.envs_per_worker=1', f'env.collector_env_num={workers}', f"collector.mode={variant.split('_')[1]}", *NO_MIDRUN_EVAL,
-              'policy.learn.learner.log_freq=1000000000']
+              'collector.envs_per_worker=1', f'env.collector_env_num={workers}',
+              f"collector.mode={variant.split('_')[1]}", *NO_MIDRUN_EVAL, 'policy.learn.learner.log_freq=1000000000']
     # the train log's points time the run: once per rollout (PPO), every 128 env steps (SAC, a few seconds)
     if variant == 'sac_async':
         return [*SAC_OVERRIDES, *common, 'policy.learn.learner.log_freq_env_steps=128']
