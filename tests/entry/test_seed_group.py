@@ -233,3 +233,35 @@ def test_a_round_of_checkpoints_is_kept_all_or_none(tmp_path, committed):
     assert [(run_dir / 'ckpt' / 'latest.pt').read_text() for run_dir in run_dirs] == [expected, expected]
     assert not any((run_dir / 'ckpt' / STAGED).exists() for run_dir in run_dirs)
     assert not (tmp_path / COMMIT_FILE).exists()
+
+
+def test_seed_0_reaching_the_stop_value_first_leaves_the_others_training(tmp_path, monkeypatch, capsys):
+    """Seed 0 ends at its first evaluation (the stop value is set under its return there); seed 1 trains on to its
+    budget through a kill and a resume, the stacked update led by seed 1's modules."""
+    monkeypatch.chdir(tmp_path)
+    original, calls = Run.feed_step, []
+
+    def feed_step(self):
+        calls.append(1)
+        if len(calls) == 3:  # seed 1's third feed step: seed 0 has ended
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self)
+    monkeypatch.setattr(Run, 'feed_step', feed_step)
+    overrides = ['exp_name=g', 'env.stop_value=330']  # seed 0 evaluates 338 before training, seed 1 301.8
+    with pytest.raises(RunInterrupted):
+        train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=overrides)
+    monkeypatch.setattr(Run, 'feed_step', original)
+    group_dir = tmp_path / 'g'
+    assert load_checkpoint(group_dir / 'seed_0' / 'ckpt' / 'latest.pt')['finished'].startswith('stop value')
+    assert not load_checkpoint(group_dir / 'seed_1' / 'ckpt' / 'latest.pt')['finished']
+    assert isinstance(resume(group_dir, progress=False), GroupResult)
+    seed_0 = json.loads((group_dir / 'seed_0' / 'summary.json').read_text())
+    seed_1 = json.loads((group_dir / 'seed_1' / 'summary.json').read_text())
+    assert seed_0['outcome'] == 'stop value 330 reached' and seed_0['env_step'] == 0
+    assert seed_1['outcome'].startswith('budget') and seed_1['env_step'] == STEPS
+    assert returns(group_dir / 'seed_1')[-1] != returns(group_dir / 'seed_1')[0]  # it trained
+    for seed in (0, 1):
+        for name in ('config.yaml', 'evals.csv', 'summary.json', 'ckpt/latest.pt', 'curve.png'):
+            assert (group_dir / f'seed_{seed}' / name).is_file(), (seed, name)
+    out = capsys.readouterr().out
+    assert out.count('run ended (stop value 330 reached)') == 1

@@ -45,7 +45,9 @@ class SeedStack:
     def __init__(self, policies: Sequence[Policy]) -> None:
         self.size = len(policies)
         modules = [policy.stacked_modules() for policy in policies]
-        self._holder = _Holder(modules[0])
+        # a plan's losses close over its own seed's modules, so the functional call swaps the stacked tensors into
+        # the modules of the seed whose plan leads (seed 0 may have stopped)
+        self._holders = [_Holder(seed_modules) for seed_modules in modules]
         self.tensors: dict[str, torch.Tensor] = {}  # 'model.encoder.0.weight' -> [S, ...]
         self._key_of: dict[int, str] = {}           # id of a seed-0 tensor -> its key
         self._seed_tensors: list[list[torch.Tensor]] = [[] for _ in policies]
@@ -93,7 +95,7 @@ class SeedStack:
         infos: list[Optional[dict[str, Any]]] = [None if plan is None else dict(plan.info) for plan in plans]
         for index, stage in enumerate(first.stages):
             optimizer = self._optimizer(live[0], stage.optimizer)
-            grads, loss, values = self._gradient(stage.loss, optimizer.keys, batch)
+            grads, loss, values = self._gradient(self._holders[live[0]], stage.loss, optimizer.keys, batch)
             norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer, norm_wanted=stage.norm_key is not None)
             for seed, (plan, info) in enumerate(zip(plans, infos)):
                 if plan is None or info is None:
@@ -111,12 +113,12 @@ class SeedStack:
                 plan.after()
         return infos
 
-    def _gradient(self, loss: LossFn, trainable: Sequence[str], batch: dict[str, Any]
+    def _gradient(self, holder: _Holder, loss: LossFn, trainable: Sequence[str], batch: dict[str, Any]
                   ) -> tuple[dict[str, torch.Tensor], torch.Tensor, dict[str, torch.Tensor]]:
         """(gradients of `trainable`, loss, values), each with the seed dimension first: the loss of every seed in
         one vmapped forward pass, differentiated by one ordinary backward pass of their sum (each seed's loss
-        depends on its own slices only, so the sum's gradient is every seed's own)."""
-        holder = self._holder
+        depends on its own slices only, so the sum's gradient is every seed's own); `holder` holds the modules the
+        loss closes over."""
 
         def seed_loss(tensors: dict[str, torch.Tensor], rows: dict[str, Any]
                       ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
