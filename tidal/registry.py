@@ -139,6 +139,12 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._table)
 
+    def family(self, name: str) -> frozenset[str]:
+        """`name` and the names its class's bases are registered under: what a registered subclass (a user's
+        `MySAC(SACPolicy)`) is besides its own name, for rules that hold for a family of classes."""
+        mro = getattr(self.get(name), '__mro__', ())
+        return frozenset(registered for registered, obj in self._table.items() if obj in mro) | {name}
+
     def __contains__(self, name: object) -> bool:
         return name in self._table
 

@@ -12,8 +12,11 @@ from tidal.base.errors import ConfigError, UnknownNameError
 from tidal.config import compile_config, read_config
 from tidal.config.ding_report import mapping_of, write_ding_mapping
 from tidal.config.ding_tables import KEY_RULES, markdown_tables
+from tidal.policies import PPOPolicy, SACPolicy
+from tidal.registry import POLICY_REGISTRY
 
 README = Path(__file__).parents[2] / 'README.md'
+DING_CONFIGS = Path(__file__).parent / 'ding_configs'
 
 CREATE = {'env': {'type': 'pendulum', 'import_names': ['dizoo.classic_control.pendulum.envs.pendulum_env']},
           'env_manager': {'type': 'base'}, 'policy': {'type': 'sac'}}
@@ -72,6 +75,27 @@ def test_sac_keys_are_converted_or_ignored_saying_what_and_why():
                           'env.act_scale', 'env.manager', 'policy.cuda', 'policy.multi_gpu',
                           'policy.learn.value_network', 'policy.learn.learner.hook.save_ckpt_after_iter',
                           'policy.collect.noise_sigma'}
+
+
+@POLICY_REGISTRY.register('test_ding_user_sac', force=True)
+class UserSAC(SACPolicy):
+    """A SAC of the user's own, registered the DI-engine way: a subclass under a name of its own."""
+
+
+@POLICY_REGISTRY.register('test_ding_user_ppo', force=True)
+class UserPPO(PPOPolicy):
+    """A PPO of the user's own."""
+
+
+@pytest.mark.parametrize('file, policy, key', [
+    ('pendulum_sac_config.py', 'test_ding_user_sac', 'policy.learn.value_network'),
+    ('pendulum_ppo_config.py', 'test_ding_user_ppo', 'policy.recompute_adv'),
+])
+def test_ding_rules_hold_for_a_registered_subclass_of_their_policy(file, policy, key):
+    main, create = read_config(str(DING_CONFIGS / file))
+    create['policy']['type'] = policy
+    cfg, notes = compiled(main, create)
+    assert cfg.policy.type == policy and key in notes
 
 
 def test_a_sac_rule_does_not_hold_for_ppo():
@@ -333,7 +357,7 @@ def test_no_rule_rewrites_a_key_the_policy_it_holds_for_declares():
         declared = {'policy': class_defaults(POLICY_REGISTRY.get(name)),
                     'env': class_defaults(ENV_REGISTRY.get('gym'))}
         shared |= {rule.path for rule in KEY_RULES
-                   if rule.holds_for(name) and value_at(declared, rule.path) is not MISSING}
+                   if rule.holds_for(POLICY_REGISTRY.family(name)) and value_at(declared, rule.path) is not MISSING}
     assert shared == {'policy.cuda'}
 
 

@@ -22,7 +22,7 @@ from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_v
 from tidal.config.overrides import apply_override, parse_overrides
 from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
 from tidal.base.errors import ConfigError, TidalError
-from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, feed_class, import_names, policy_class
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, feed_class, import_names, policy_class
 
 #: Packages whose import registers the built-in policies, models, envs and env managers.
 BUILTIN_MODULES = ('tidal.models', 'tidal.envs', 'tidal.policies', 'tidal.worker.feeds')
@@ -49,7 +49,7 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     `seed` (the CLI's -s) wins over the config's `seed` key; with neither the seed is 0."""
     # DI-engine's env types and keys become tidal's first; the run folder gets the table (see ding_report)
     main, create, ding_mapping = translate(_section(main_config, 'main_config'),
-                                           _section(create_config, 'create_config'), _model_accepts)
+                                           _section(create_config, 'create_config'), _model_accepts, _policy_family)
     create = merge_checked(_CREATE_SCHEMA, {}, create, 'create_config')
     parsed = parse_overrides(overrides)
     layers = [create, main, *(override.as_tree() for override in parsed)]
@@ -125,10 +125,8 @@ def default_exp_name(policy_type: str, env_cfg: dict) -> str:
 def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset]:
     """The argument names of the model `policy_type` builds under `policy_section` (None: any), for dingcompat;
     None too when the policy is unknown, whose error comes from the checks that follow."""
-    if not isinstance(policy_type, str) or not policy_type:
+    if not _known_policy(policy_type, policy_section):
         return None
-    import_names(BUILTIN_MODULES)
-    import_names([name for name in policy_section.get('import_names') or [] if isinstance(name, str)])
     try:
         policy_cls = policy_class(policy_type, policy_section)
         model = policy_section.get('model')
@@ -136,6 +134,23 @@ def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset
         return model_args(policy_cls, policy_type, model_cfg, policy_section).accepted
     except TidalError:
         return None
+
+
+def _policy_family(policy_type: str, policy_section: dict) -> frozenset:
+    """The registered names of `policy_type`'s class and its bases, for dingcompat's rules; the type alone when
+    it is unknown, whose error comes from the checks that follow."""
+    if not _known_policy(policy_type, policy_section):
+        return frozenset({policy_type}) if isinstance(policy_type, str) else frozenset()
+    return POLICY_REGISTRY.family(policy_type)
+
+
+def _known_policy(policy_type: Any, policy_section: dict) -> bool:
+    """Whether `policy_type` is registered once the built-ins and the section's import names are imported."""
+    if not isinstance(policy_type, str) or not policy_type:
+        return False
+    import_names(BUILTIN_MODULES)
+    import_names([name for name in policy_section.get('import_names') or [] if isinstance(name, str)])
+    return policy_type in POLICY_REGISTRY
 
 
 def _section(entry: Any, name: str) -> dict:

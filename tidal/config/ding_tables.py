@@ -1,8 +1,9 @@
 """The tables of DI-engine compatibility: DI-engine env type -> tidal's env, DI-engine key -> what tidal does.
 
 `dingcompat.translate` applies them; the README's tables are `markdown_tables()`, so the two cannot drift.
-A rule names the tidal policy types it holds for: a key DI-engine reads for SAC means nothing to PPO, so
-under PPO it stays an unknown key, as DI-engine's PPO would never read it either.
+A rule names the tidal policy types it holds for, and holds for their registered subclasses too (a user's
+`MySAC(SACPolicy)` registered as 'my_sac' is SAC to them): a key DI-engine reads for SAC means nothing to PPO,
+so under PPO it stays an unknown key, as DI-engine's PPO would never read it either.
 """
 from __future__ import annotations
 
@@ -101,8 +102,9 @@ class KeyRule:
     convert: Optional[Callable[[Any, dict], Optional[dict]]] = None
     policies: tuple[str, ...] = ()
 
-    def holds_for(self, policy_type: str) -> bool:
-        return not self.policies or policy_type in self.policies
+    def holds_for(self, family: frozenset[str]) -> bool:
+        """Whether the rule holds for a policy whose class and bases are registered under the names `family`."""
+        return not self.policies or not family.isdisjoint(self.policies)
 
 
 def _cuda(value: Any, main: dict) -> Optional[dict]:

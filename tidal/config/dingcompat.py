@@ -1,8 +1,8 @@
 """DI-engine configs as they are: its env types, key names and options, turned into tidal's before checking.
 
 `translate` applies the tables of `ding_tables` (`ENV_TYPES`: DI-engine env type -> tidal's env; `KEY_RULES`:
-DI-engine key path -> renamed, converted or ignored, and why, for the policy types a rule names) to the
-user's main_config and create_config, and records each thing it did in a `DingMapping`. Keys in neither
+DI-engine key path -> renamed, converted or ignored, and why, for the policy types a rule names and their
+registered subclasses) to the user's main_config and create_config, and records each thing it did in a `DingMapping`. Keys in neither
 table are left for the strict checks, which reject unknown ones with a did-you-mean. DI-engine's model
 layout (`actor_head_hidden_size`, ...) and its torch activation modules become tidal's hidden-size lists
 and activation names here, since where they go depends on the model the policy builds.
@@ -42,20 +42,25 @@ _FED_BY = {'encoder_hidden_size_list': _ACTOR_PATHS + _CRITIC_PATHS, 'actor_head
 _DONE_DROPPED = 'checked, then dropped (it asks for what tidal does)'
 
 ModelAccepts = Callable[[str, dict], Optional[frozenset]]
+PolicyFamily = Callable[[str, dict], frozenset]
 
 
-def translate(main: dict, create: dict, model_accepts: ModelAccepts) -> tuple[dict, dict, DingMapping]:
+def translate(main: dict, create: dict, model_accepts: ModelAccepts,
+              policy_family: PolicyFamily) -> tuple[dict, dict, DingMapping]:
     """(main, create, mapping): copies with DI-engine's env types, import names and keys turned into tidal's,
     and what was done to each. `model_accepts(policy_type, policy_section)` names the arguments of the model
-    the policy will build (None: any), which decides where DI-engine's head sizes go."""
+    the policy will build (None: any), which decides where DI-engine's head sizes go;
+    `policy_family(policy_type, policy_section)` the registered names of its class and its bases, which
+    decide the rules that hold (a user's `MySAC(SACPolicy)` takes SAC's)."""
     original = copy.deepcopy(main)
     main, create = copy.deepcopy(main), copy.deepcopy(create)
     mapping = DingMapping()
     _translate_create(main, create, mapping)
     mapping.policy_type = policy_type = str(_get(create, 'policy.type') or _get(main, 'policy.type') or '')
-    _translate_model(main, create, model_accepts, mapping)
+    family = policy_family(policy_type, _policy_section(main, create))
+    _translate_model(main, create, model_accepts, family, mapping)
     for rule in KEY_RULES:
-        if rule.convert is None and rule.action == 'convert' or not rule.holds_for(policy_type):
+        if rule.convert is None and rule.action == 'convert' or not rule.holds_for(family):
             continue  # layouts and activations: _translate_model; other policies' keys: the strict checks
         found, value = _pop(main, rule.path, dry_run=True)
         if found:
@@ -209,7 +214,16 @@ def _is_ding_module(name: Any) -> bool:
 
 
 # ----- model ---------------------------------------------------------------------------------------
-def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, mapping: DingMapping) -> None:
+def _policy_section(main: dict, create: dict) -> dict:
+    """main_config's policy section with create_config's import names too: what names the policy's class."""
+    policy = dict(main['policy']) if isinstance(main.get('policy'), dict) else {}
+    names = [_get(create, 'policy.import_names'), policy.get('import_names')]
+    policy['import_names'] = [name for found in names if isinstance(found, list) for name in found]
+    return policy
+
+
+def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, family: frozenset,
+                     mapping: DingMapping) -> None:
     model = _get(main, 'policy.model')
     if not isinstance(model, dict):
         return
@@ -224,16 +238,13 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, mapp
     given = {key: model[key] for key in _MODEL_SIZE_KEYS if key in model}
     if not given and not any(note.key == 'env.type' for note in mapping.notes):
         return  # a tidal config: its model keeps tidal's defaults
-    policy_type = mapping.policy_type
-    policy = dict(main.get('policy') or {})
-    policy['import_names'] = list(_get(create, 'policy.import_names') or []) + list(policy.get('import_names') or [])
-    accepted = model_accepts(policy_type, policy)
+    accepted = model_accepts(mapping.policy_type, _policy_section(main, create))
     if accepted is not None and 'activation' in accepted and 'activation' not in model:
         model['activation'] = 'relu'
         mapping.add('policy.model.activation', LEFT_OUT, "-> 'policy.model.activation' = 'relu'",
                     "DI-engine's models default to nn.ReLU()")
     image = (_get(main, 'env.type') or _get(create, 'env.type')) == 'atari'
-    sizes = _model_sizes(given, accepted, model.get('share_encoder'), policy_type, image)
+    sizes = _model_sizes(given, accepted, model.get('share_encoder'), 'ppg' in family, image)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
     for key in given:
@@ -274,7 +285,7 @@ def _activation_name(value: Any) -> str:
 
 
 def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Optional[bool],
-                 policy_type: str, image: bool = False) -> Optional[dict]:
+                 ppg: bool, image: bool = False) -> Optional[dict]:
     """tidal's hidden sizes for DI-engine's head layout: an encoder (`encoder_hidden_size_list`, absent in
     QAC) feeding a head of `hidden_size` with `layer_num` more layers of that size; QAC has one input layer
     of the head's size instead of an encoder. For `image` observations the encoder is DI-engine's
@@ -282,7 +293,7 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
     model takes DI-engine's own keys."""
     if accepted is None or any(key in accepted for key in given):
         return None
-    sizes = {**(_PPG_HEAD_DEFAULTS if policy_type == 'ppg' else _HEAD_DEFAULTS), **given}
+    sizes = {**(_PPG_HEAD_DEFAULTS if ppg else _HEAD_DEFAULTS), **given}
     for key in ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'):
         _check_int(key, sizes[key], minimum=1 if key.endswith('size') else 0)
     encoder = given.get('encoder_hidden_size_list')
