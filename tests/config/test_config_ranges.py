@@ -101,7 +101,8 @@ def test_a_default_that_breaks_its_own_rule_fails_loudly():
     with pytest.raises(RuleSyntaxError) as err:
         class_rules(DefaultBreaksRule)
     assert str(err.value) == (f"the default of 'stop_value' in {__name__}.DefaultBreaksRule breaks its own rule "
-                              "'(float)': config key 'stop_value' must be float, got None")
+                              "'(float)': config key 'stop_value' must be float, got None; None is not allowed for "
+                              "this key (a key whose rule says 'or None' takes null in YAML and --set, None in Python)")
 
 
 # ----- every built-in default declares a rule --------------------------------------------------------

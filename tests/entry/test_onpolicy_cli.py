@@ -65,6 +65,14 @@ def test_serial_pipeline_onpolicy_runs_from_a_config_pair(tmp_path):
     assert summary['env_step'] == 128 and summary['train_iter'] == 2 * UPDATES_PER_ROLLOUT
 
 
+def test_a_run_without_gradient_clipping_trains(tmp_path):
+    overrides = [*SHORT, 'policy.learn.grad_clip_norm=null', f'exp_name={tmp_path / "run"}']
+    policy = serial_pipeline_onpolicy('cartpole_ppo', seed=0, max_env_step=128, progress=False, overrides=overrides)
+    assert policy.cfg.learn.grad_clip_norm is None
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['train_iter'] == 2 * UPDATES_PER_ROLLOUT
+
+
 def test_serial_pipeline_onpolicy_refuses_an_off_policy_config(tmp_path):
     with pytest.raises(ConfigError, match="policy 'sac' learns off-policy; train it with serial_pipeline"):
         serial_pipeline_onpolicy('pendulum_sac', max_env_step=10, progress=False,

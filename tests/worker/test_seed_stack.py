@@ -99,6 +99,18 @@ def test_gradient_clipping_is_per_seed():
             assert_same_infos(a_info, g_info, ['total_loss', 'grad_norm', 'policy_loss'])
 
 
+def test_grad_clip_norm_none_leaves_each_seeds_gradient_unclipped():
+    alone, group, _, alone_infos, group_infos = run_both(['policy.learn.grad_clip_norm=null'], rounds=5)
+    assert alone[0]._cfg.learn.grad_clip_norm is None
+    # the default clip (0.5) would have cut these norms; alone, None is clip_grad_norm_ at inf
+    assert max(float(info['grad_norm']) for round_infos in group_infos for info in round_infos) > 0.5
+    for a, g in zip(alone, group):
+        assert_same_weights(a, g)
+    for a_round, g_round in zip(alone_infos, group_infos):
+        for a_info, g_info in zip(a_round, g_round):
+            assert_same_infos(a_info, g_info, ['total_loss', 'grad_norm'])
+
+
 def test_seed_state_dict_is_a_single_seed_state(tmp_path):
     alone, group, _, _, _ = run_both(rounds=5)
     for seed, (a, g) in enumerate(zip(alone, group)):

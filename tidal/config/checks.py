@@ -2,15 +2,17 @@
 
 `schema` is the defaults tree: its keys are the valid keys and its values' types the valid types. A
 FreeDict section accepts any keys below it but must itself be a mapping; a key whose default is None
-accepts anything.
+accepts anything. A None is taken where the key's rule says 'or None' (`rules`, by full key path), so that
+`null` in YAML and `--set`, and None in Python, can switch a feature off; the rules check the rest later.
 """
 from __future__ import annotations
 
 import copy
 import difflib
 import numbers
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
+from tidal.config.rules import Rule, none_note
 from tidal.config.schema import FreeDict
 from tidal.config.tree import join_path
 from tidal.base.errors import ConfigError
@@ -24,11 +26,11 @@ def is_free(declared: Any) -> bool:
 
 
 def merge_checked(schema: Mapping, current: Mapping, update: Mapping, prefix: str = '',
-                  from_text: bool = False) -> dict:
+                  from_text: bool = False, rules: Mapping[str, Rule] = {}) -> dict:
     """A copy of `current` with `update` merged in, each key and value checked against `schema`.
 
     `from_text` marks values typed on the command line: there a string holding a number is accepted
-    where a number is declared.
+    where a number is declared. `rules` (full key path -> rule) say where a None is taken.
     """
     merged = dict(current)
     for key, value in update.items():
@@ -42,9 +44,9 @@ def merge_checked(schema: Mapping, current: Mapping, update: Mapping, prefix: st
         if is_free(declared):
             merged[key] = merge_free(merged.get(key), value)
         elif isinstance(declared, Mapping):
-            merged[key] = merge_checked(declared, merged.get(key) or {}, value, path, from_text)
+            merged[key] = merge_checked(declared, merged.get(key) or {}, value, path, from_text, rules)
         else:
-            merged[key] = checked_value(declared, value, path, from_text)
+            merged[key] = checked_value(declared, value, path, from_text, rules.get(path))
     return merged
 
 
@@ -58,8 +60,12 @@ def merge_free(current: Any, value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def checked_value(declared: Any, value: Any, path: str, from_text: bool = False) -> Any:
-    """`value` in the type of `declared` (int widened to float, tuple to list), or a ConfigError."""
+def checked_value(declared: Any, value: Any, path: str, from_text: bool = False,
+                  rule: Optional[Rule] = None) -> Any:
+    """`value` in the type of `declared` (int widened to float, tuple to list), None where `rule` (the key's,
+    if any) allows it, or a ConfigError."""
+    if value is None and rule is not None and rule.allows_none:
+        return None
     if from_text and isinstance(value, str):
         value = _number_from_text(declared, value)
     if isinstance(declared, bool):
@@ -86,7 +92,10 @@ def checked_value(declared: Any, value: Any, path: str, from_text: bool = False)
         return copy.deepcopy(value)
     else:
         expected = type(declared).__name__
-    raise ConfigError(_type_message(path, expected, value))
+    note = none_note(value, rule)
+    if note and rule is not None:  # None is the point: the whole rule says whether the key takes it
+        expected = rule.text
+    raise ConfigError(_type_message(path, expected, value) + note)
 
 
 def unknown_key_message(schema: Mapping, key: Any, prefix: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Optional
 from easydict import EasyDict
 
 from tidal.config.checks import checked_value, merge_checked
-from tidal.config.declared import check_declared, class_rules
+from tidal.config.declared import check_declared, class_rules, rules_by_path
 from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
 from tidal.config.ding_report import remember as remember_ding_mapping
 from tidal.config.dingcompat import translate
@@ -72,9 +72,11 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     schema['env_manager'] = merge_defaults({'type': ''}, class_defaults(manager_cls))
     schema['policy'] = merge_defaults({'type': '', 'import_names': []}, class_defaults(policy_cls, policy_section))
 
-    cfg = merge_checked(schema, schema, main)
+    rules = rules_by_path((('', RunConfig, None), ('env', env_cls, None), ('env_manager', manager_cls, None),
+                           ('policy', policy_cls, policy_section)))
+    cfg = merge_checked(schema, schema, main, rules=rules)
     for override in parsed:
-        cfg = apply_override(schema, cfg, override)
+        cfg = apply_override(schema, cfg, override, rules)
     cfg = to_plain(cfg)
     _check_key_names(cfg)
     cfg['env'].update(type=env_type, import_names=modules[('env', 'import_names')])

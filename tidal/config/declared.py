@@ -62,6 +62,13 @@ def _own_rules(owner: type) -> dict[str, Rule]:
     return rules
 
 
+def rules_by_path(sections: Iterable[tuple[str, Any, Optional[Mapping[str, Any]]]]) -> dict[str, Rule]:
+    """Full key path -> rule over `sections`: (section path, '' for the top level; the class whose `config`
+    declares its keys; the section as the user wrote it, which may add config owners)."""
+    return {join_path(prefix, path): rule for prefix, cls, section in sections
+            for path, rule in class_rules(cls, section).items()}
+
+
 def check_declared(cfg: Mapping, sections: Iterable[tuple[str, type]]) -> None:
     """Every value of `cfg` that a rule covers keeps it; `sections` pairs a section's path ('' is the top
     level) with the class whose `config` declares its keys."""

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from tidal.config.checks import is_free, merge_checked
+from tidal.config.rules import Rule
 from tidal.config.yaml_io import parse_scalar
 from tidal.base.errors import ConfigError
 
@@ -40,14 +41,15 @@ def parse_overrides(texts: Iterable[str]) -> list[Override]:
     return [parse_override(text) for text in texts]
 
 
-def apply_override(schema: Mapping, cfg: Mapping, override: Override) -> dict:
-    """`cfg` with the override merged in; a declared string key takes the raw text (`exp_name=2024`)."""
+def apply_override(schema: Mapping, cfg: Mapping, override: Override, rules: Mapping[str, Rule] = {}) -> dict:
+    """`cfg` with the override merged in; a declared string key takes the raw text (`exp_name=2024`), and
+    `null` is None where the key's rule (in `rules`, by full key path) allows it."""
     value = override.value
     declares_str = isinstance(_declared_at(schema, override.path), str)
     if declares_str and value is not None and not isinstance(value, str):
         value = override.text
     tree = Override(override.path, value, override.text).as_tree()
-    return merge_checked(schema, cfg, tree, from_text=True)
+    return merge_checked(schema, cfg, tree, from_text=True, rules=rules)
 
 
 def _declared_at(schema: Mapping, path: tuple[str, ...]) -> Any:

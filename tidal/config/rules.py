@@ -18,7 +18,8 @@ A key's comment starts with its rule in parentheses, then says what the key does
     NUMBER      := 0, -1.5, 1e-3, 100_000, 2**63 - 1, inf, -inf
 
 A bare type (`(int)`) checks the type only. An int is never a bool; a float accepts an int. Floats
-must be finite unless an interval closes on infinity (`(float in [0, inf])`); NaN is never valid.
+must be finite unless an interval closes on infinity (`(float in [0, inf])`); NaN is never valid. A rule with
+'or None' takes `null` in YAML and `--set`, None in Python, whatever the key's default.
 """
 from __future__ import annotations
 
@@ -161,11 +162,25 @@ class Rule:
         bad = _lookup_item(value, path, where)
         got = ('None' if bad is None else f'{type(bad).__name__} ({bad!r})') if wrong_type else repr(bad)
         because = f'; {self.reason}' if self.reason else ''
-        raise ConfigError(f"config key '{where}' must be {expected}, got {got}{because}")
+        note = none_note(bad, self) if where == path else ''
+        raise ConfigError(f"config key '{where}' must be {expected}, got {got}{because}{note}")
 
     @property
     def allows_none(self) -> bool:
         return any(alt.kind == 'None' for alt in self.alternatives)
+
+
+def none_note(value: Any, rule: Optional[Rule]) -> str:
+    """What to add to the error of `value` under `rule` (None: the key has no rule) when None is the point:
+    a None the rule refuses, or the text 'None' where the rule takes None (YAML reads it as a string)."""
+    allows_none = rule is not None and rule.allows_none
+    if value is None and not allows_none:
+        return ("; None is not allowed for this key (a key whose rule says 'or None' takes null in YAML and "
+                "--set, None in Python)")
+    takes_str = rule is not None and any(alt.kind == 'str' for alt in rule.alternatives)
+    if value == 'None' and allows_none and not takes_str:
+        return "; write None as null in YAML and --set (None in Python)"
+    return ''
 
 
 def rule_of_comment(comment: str) -> Optional[Rule]:
