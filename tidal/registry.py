@@ -1,16 +1,27 @@
 """Name -> class registries, so configs can refer to policies, models and envs by name."""
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import importlib.util
 import os
 import sys
-from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
+from typing import Any, Callable, ContextManager, Iterable, Mapping, Optional, TypeVar
 
 from tidal.base.errors import TidalError, UnknownNameError
 
 T = TypeVar('T')
+
+#: Entered around every `import_names`: tidal.config sets it to serve DI-engine's names (`ding.policy`, ...) to
+#: the modules users wrote for DI-engine (this layer imports none above it).
+_import_scope: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+
+
+def set_import_scope(scope: Callable[[], ContextManager[Any]]) -> None:
+    """Install the context that `import_names` enters around its imports."""
+    global _import_scope
+    _import_scope = scope
 
 
 def import_names(modules: Iterable[str], source: str = 'import_names') -> None:
@@ -21,13 +32,14 @@ def import_names(modules: Iterable[str], source: str = 'import_names') -> None:
     put on the import path so that it can import its neighbours. `source` names where the entries came
     from (`import_names`, `--import`) in the one-line error that a missing or failing module gives.
     """
-    for module in modules or ():
-        if not isinstance(module, str) or not module:
-            raise TidalError(f"{source} entries must be module names or .py file paths, got {module!r}")
-        if _is_file_path(module):
-            _import_file(module, source)
-        else:
-            _import_module(module, source)
+    with _import_scope():
+        for module in modules or ():
+            if not isinstance(module, str) or not module:
+                raise TidalError(f"{source} entries must be module names or .py file paths, got {module!r}")
+            if _is_file_path(module):
+                _import_file(module, source)
+            else:
+                _import_module(module, source)
 
 
 def _is_file_path(entry: str) -> bool:

@@ -5,15 +5,19 @@ A run's config is one tree: `exp_name`, `seed`, `import_names`, and the `env`, `
 """
 from tidal.config.comments import comments_for, config_comments
 from tidal.config.compiler import compile_config, default_exp_name
+from tidal.config.ding_imports import ding_stand_ins
 from tidal.config.formatter import format_config, format_run_config
 from tidal.config.layered import ConfigLayers
 from tidal.config.loader import read_config, resolve_config_source, zoo_names
 from tidal.config.registration import install_registry_checks
 from tidal.config.saver import save_config, split_config
 from tidal.base.defaults import FreeDict
+from tidal.registry import set_import_scope
 
 # before any env registers when config is imported first; over those already registered otherwise
 install_registry_checks()
+# users' modules written for DI-engine import tidal's classes by DI-engine's names
+set_import_scope(ding_stand_ins)
 
 __all__ = ['ConfigLayers', 'FreeDict', 'comments_for', 'compile_config', 'config_comments', 'default_exp_name',
            'format_config', 'format_run_config', 'read_config', 'resolve_config_source', 'save_config',

@@ -8,9 +8,7 @@ from __future__ import annotations
 import codecs
 import copy
 import difflib
-import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -21,6 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
+from tidal.config.ding_imports import DingImportError, ding_stand_ins
 from tidal.config.tree import as_dicts
 from tidal.config.yaml_io import load_yaml
 from tidal.base.errors import ConfigError, TidalError
@@ -206,7 +205,8 @@ def _entry(entries: dict, name: str, path: str) -> dict:
 
 def _run_python(path: str) -> dict[str, Any]:
     """Executes the file as a module; it stays in sys.modules so that classes it defines
-    (a user's own policy, say) can be inspected and pickled."""
+    (a user's own policy, say) can be inspected and pickled. It runs under its own name, never as
+    `__main__`, so the `if __name__ == '__main__':` tail of a DI-engine zoo config is skipped."""
     source = _read_text(path)
     digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:8]
     stem = re.sub(r'\W', '_', os.path.splitext(os.path.basename(path))[0])
@@ -214,11 +214,14 @@ def _run_python(path: str) -> dict[str, Any]:
     module.__file__ = os.path.abspath(path)
     sys.modules[module.__name__] = module
     try:
-        with _ding_entry_stub():
+        with ding_stand_ins():  # `from ding.entry import serial_pipeline` at the top of DI-engine's zoo configs
             exec(compile(source, path, 'exec'), module.__dict__)
     except SyntaxError as err:
         sys.modules.pop(module.__name__, None)
         raise ConfigError(f"syntax error in config file '{path}' at line {err.lineno}: {err.msg}") from err
+    except DingImportError as err:
+        sys.modules.pop(module.__name__, None)
+        raise ConfigError(f"config file '{path}' failed to run: {err}") from err
     except TidalError:
         sys.modules.pop(module.__name__, None)
         raise
@@ -227,39 +230,6 @@ def _run_python(path: str) -> dict[str, Any]:
         raise ConfigError(f"config file '{path}' failed to run: {type(err).__name__}: "
                           f"{_one_line(str(err))}") from err
     return {name: module.__dict__[name] for name in (*_ENTRIES, BASE_KEY) if name in module.__dict__}
-
-
-#: DI-engine's entry points that its zoo configs import at the top, for their `__main__` tail.
-DING_ENTRY_POINTS = ('serial_pipeline', 'serial_pipeline_onpolicy', 'serial_pipeline_sqil')
-
-
-@contextlib.contextmanager
-def _ding_entry_stub() -> Any:
-    """While a config file runs without DI-engine installed, `from ding.entry import serial_pipeline` imports a
-    stand-in, so DI-engine zoo configs load unchanged; calling it says how tidal runs the file. (The file
-    runs under its own module name, never as `__main__`, so its `if __name__ == '__main__':` tail is skipped.)"""
-    if 'ding' in sys.modules or importlib.util.find_spec('ding') is not None:
-        yield
-        return
-    ding = types.ModuleType('ding')
-    entry = types.ModuleType('ding.entry')
-    for name in DING_ENTRY_POINTS:
-        setattr(entry, name, _not_in_tidal(name))
-    ding.entry = entry  # type: ignore[attr-defined]
-    sys.modules.update({'ding': ding, 'ding.entry': entry})
-    try:
-        yield
-    finally:
-        for name in ('ding', 'ding.entry'):
-            sys.modules.pop(name, None)
-
-
-def _not_in_tidal(name: str) -> Any:
-    def stand_in(*args: Any, **kwargs: Any) -> None:
-        raise ConfigError(f"ding.entry.{name} is DI-engine's; tidal runs this config with "
-                          f"`tidal train FILE` or `tidal -m serial -c FILE -s SEED`")
-    stand_in.__name__ = name
-    return stand_in
 
 
 def _load_yaml(path: str) -> Any:
