@@ -1,0 +1,199 @@
+"""Every `tidal` command in the fenced blocks of README.md and docs/ runs, with its budget shrunk.
+
+The commands of a page section (the text under one heading) run in order in one fresh folder, as a reader
+following that section would type them: a `tidal eval` finds the run its section trained. A block whose first
+line names a file (`# my.yaml`) is written into the folder first. An `$ tidal ...` example is run and the one
+line it prints is compared. Budgets shrink through command-line options only (`--max-env-step`, `--trials`,
+`--budget-env-steps`, `--episodes`), so every other word runs as written.
+
+Skipped, each with its reason: usage synopses (placeholders such as CONFIG or [--seeds N]: each names a real
+subcommand, checked through `--help`), `pip install` (the test's own environment is the install), the test
+command itself, extras CI does not install (EnvPool), and `torchrun` lines, whose several processes
+tests/entry/test_ddp.py starts. docs/write_your_own_algorithm.md's commands need the page's own files and run
+in tests/docs/test_guide.py.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tidal.entry.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / 'README.md', *sorted(path for path in (ROOT / 'docs').rglob('*.md')
+                                     if path.name != 'write_your_own_algorithm.md')]
+BLOCK = re.compile(r'^```(\w*)\n(.*?)^```$', re.MULTILINE | re.DOTALL)
+HEADING = re.compile(r'^#{1,6} (.+)$', re.MULTILINE)
+FILE_BLOCK = re.compile(r'# ([\w./-]+\.(?:yaml|yml|json|py))\n')
+PLACEHOLDER = re.compile(r'\[|\b[A-Z][A-Z_]{2,}\b')  # CONFIG, RUN_DIR, [--seeds N]
+
+SHORT_BUDGET = 1200  # env steps: past the warm-up of the zoo's replay configs (SAC's 1000)
+#: Configs whose runs are cheaper (MuZero searches at every env step) or need more env steps than SHORT_BUDGET.
+BUDGETS = {'pong_ppo': 256, 'lunarlander_ppg': 2048, 'cartpole_muzero': 256, 'cartpole_muzero_reanalyze': 256,
+           'lunarlander_muzero': 256}
+#: Every shortened training evaluates one episode.
+SHORT_EVAL = ['--set', 'env.evaluator_env_num=1', '--set', 'env.n_evaluator_episode=1']
+#: Warm-ups longer than SHORT_BUDGET, shortened.
+SHORT_WARM_UP = {name: ['--set', 'policy.random_collect_size=1000']
+                 for name in ('hopper_sac', 'mpe_spread_sac', 'mpe_spread_discrete_sac')}
+SHORT_TRIALS, SHORT_EPISODES = '2', '1'
+#: Lines that do not run here, and why (matched on the line's start).
+SKIPPED = {
+    'pip install': 'installs packages: the test runs in the installed environment',
+    'python -m pytest': 'the test command itself',
+    'torchrun ': 'starts several learner processes: tests/entry/test_ddp.py runs torchrun',
+}
+EXTRAS = {'env_manager.type=envpool': 'envpool'}  # a command needing an extra CI does not install: its module
+
+
+@dataclass
+class Command:
+    page: str
+    section: str
+    line: str
+    expected: str | None = None  # the line an `$ tidal ...` example prints
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """(heading, body) of each section of a page, fenced blocks kept whole."""
+    blanked = BLOCK.sub(lambda match: ' ' * len(match.group(0)), text)
+    starts = [(match.start(), match.group(1)) for match in HEADING.finditer(blanked)]
+    bounds = [(0, '(top)')] + starts
+    return [(title, text[start:end]) for (start, title), (end, _) in zip(bounds, bounds[1:] + [(len(text), '')])]
+
+
+def _commands() -> list[tuple[Command, list[tuple[str, str]]]]:
+    """Each section's commands, with the files its blocks name, in page order."""
+    found = []
+    for page in PAGES:
+        for title, body in _sections(page.read_text()):
+            files, commands = [], []
+            for language, block in BLOCK.findall(body):
+                named = FILE_BLOCK.match(block)
+                if named and language != 'bash':
+                    files.append((named.group(1), block))
+                    continue
+                lines = _joined(block.splitlines())
+                for index, line in enumerate(lines):
+                    if line.startswith('$ tidal '):
+                        commands.append(Command(page.name, title, line[2:], lines[index + 1]))
+                    elif re.match(r'(pip|python|torchrun|tidal) ', line) and 'tidal ' in line:
+                        commands.append(Command(page.name, title, line))
+            found += [(command, files) for command in commands]
+    return found
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """Lines continued with a backslash, joined."""
+    joined: list[str] = []
+    for line in lines:
+        if joined and joined[-1].endswith('\\'):
+            joined[-1] = joined[-1][:-1].rstrip() + ' ' + line.strip()
+        else:
+            joined.append(line)
+    return joined
+
+
+COMMANDS = _commands()
+
+
+def _skip_reason(line: str) -> str | None:
+    for start, reason in SKIPPED.items():
+        if line.startswith(start) and 'tidal ' not in line.split('&&')[-1]:
+            return reason
+    if line.startswith('torchrun '):
+        return SKIPPED['torchrun ']
+    for marker, module in EXTRAS.items():
+        if marker in line and importlib.util.find_spec(module) is None:
+            return f"needs the '{module}' extra, which CI does not install"
+    return None
+
+
+def _shrunk(args: list[str]) -> list[str]:
+    """The command's arguments with its budget made small enough for a test."""
+    command = args[0] if args else ''
+    if command == 'train':
+        name = Path(args[1]).stem
+        args = _replaced(args, '--max-env-step', str(BUDGETS.get(name, SHORT_BUDGET)))
+        args += SHORT_EVAL + SHORT_WARM_UP.get(name, [])
+    elif command == 'tune':
+        args = _replaced(_replaced(args, '--trials', SHORT_TRIALS), '--budget-env-steps', str(SHORT_BUDGET))
+    elif command == 'eval':
+        args = _replaced(args, '--episodes', SHORT_EPISODES)
+    elif command == 'collect-demos':
+        args = _replaced(args, '--episodes', SHORT_EPISODES)
+    return args + (['--no-progress'] if command in ('train', 'resume') else [])
+
+
+def _replaced(args: list[str], option: str, value: str) -> list[str]:
+    if option in args:
+        index = args.index(option)
+        return args[:index + 1] + [value] + args[index + 2:]
+    return args + [option, value]
+
+
+def _tidal_part(line: str) -> str:
+    """The `tidal ...` command of a line: after `&&`, before a `#` comment."""
+    line = line.split('&&')[-1].strip()
+    return re.split(r'\s+#', line)[0].strip()
+
+
+@pytest.fixture(scope='module')
+def folders(tmp_path_factory):
+    """One folder per page section, made on first use."""
+    made: dict[tuple[str, str], Path] = {}
+
+    def folder(command: Command, files: list[tuple[str, str]]) -> Path:
+        key = (command.page, command.section)
+        if key not in made:
+            made[key] = tmp_path_factory.mktemp('section')
+            for name, text in files:
+                (made[key] / name).parent.mkdir(parents=True, exist_ok=True)
+                (made[key] / name).write_text(text)
+        return made[key]
+    return folder
+
+
+def test_the_pages_have_commands():
+    assert sum(command.page == 'README.md' for command, _ in COMMANDS) >= 30
+
+
+@pytest.mark.parametrize('command, files', COMMANDS, ids=[f'{c.page}:{c.line[:60]}' for c, _ in COMMANDS])
+def test_command_runs(command, files, folders, monkeypatch, capsys):
+    line = command.line
+    if PLACEHOLDER.search(_tidal_part(line).replace('tidal: ', '')) and command.expected is None:
+        # a usage synopsis: its subcommand is real (the -m form's mode too)
+        words = _tidal_part(line).split()
+        assert main([words[1], '--help'] if words[1] != '-m' else ['-m', 'serial', '--help']) == 0
+        return
+    reason = _skip_reason(line)
+    if reason is not None:
+        pytest.skip(reason)
+    monkeypatch.chdir(folders(command, files))
+    text = _tidal_part(line)
+    output = None
+    if '>' in shlex.split(text):
+        text, output = (part.strip() for part in text.split('>', 1))
+    args = _shrunk(shlex.split(text)[1:])
+    if command.expected is not None:
+        capsys.readouterr()
+        assert main(shlex.split(text)[1:]) == 2
+        assert capsys.readouterr().err == command.expected + '\n'
+        return
+    if 'collector.type=ray' in text:  # Ray workers import tidal in their own processes: run it as a user would
+        done = subprocess.run([sys.executable, '-m', 'tidal', *args], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, f'{line}\n{captured.err[-3000:]}'
+    if output is not None:
+        Path(output).write_text(captured.out)
+        assert Path(output).stat().st_size > 0
