@@ -115,3 +115,16 @@ def test_import_names_registers_a_users_module(tmp_path, monkeypatch):
 def test_import_names_of_a_missing_module_is_a_clear_error():
     with pytest.raises(TidalError, match="cannot import module 'no_such_module_xyz'"):
         import_names(['no_such_module_xyz'])
+
+
+def test_an_unknown_policy_says_how_to_register_ones_own_and_a_missing_module_names_import():
+    with pytest.raises(UnknownNameError) as err:
+        POLICY_REGISTRY.get('reinforce')
+    assert str(err.value).endswith("; a policy of your own is registered by importing its module: "
+                                   "--import MODULE_OR_FILE, or import_names in the config")
+    assert 'of your own' not in ENV_MANAGER_REGISTRY._unknown_message('nope')  # users do not add managers
+    with pytest.raises(TidalError) as err:
+        import_names(['tidal_no_such_module.policy'])
+    assert str(err.value) == ("cannot import module 'tidal_no_such_module.policy' named in import_names: No module "
+                              "named 'tidal_no_such_module'; run tidal from the folder that holds it, or give its "
+                              "file with --import PATH/tidal_no_such_module/policy.py")

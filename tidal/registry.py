@@ -50,7 +50,11 @@ def _import_module(name: str, source: str) -> None:
     try:
         importlib.import_module(name)
     except ImportError as err:
-        raise TidalError(f"cannot import module '{name}' named in {source}: {_one_line(err)}") from err
+        hint = ''
+        if isinstance(err, ModuleNotFoundError) and err.name == name.split('.')[0]:
+            hint = (f"; run tidal from the folder that holds it, or give its file with --import "
+                    f"PATH/{name.replace('.', '/')}.py")
+        raise TidalError(f"cannot import module '{name}' named in {source}: {_one_line(err)}{hint}") from err
     except Exception as err:
         raise TidalError(f"module '{name}' named in {source} failed to import: {_import_failure(err)}") from err
 
@@ -100,6 +104,10 @@ def _import_failure(err: BaseException) -> str:
 
 def _one_line(err: BaseException) -> str:
     return ' '.join(str(err).split())
+
+
+#: The registries users add to from modules of their own (the unknown-name error says how to import one).
+USER_KINDS = ('policy', 'model', 'env')
 
 
 class Registry:
@@ -164,7 +172,9 @@ class Registry:
         close = difflib.get_close_matches(str(name), self._table, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ''
         known = ', '.join(self.names()) or 'none'
-        return f"unknown {self.kind} '{name}'{hint} (registered: {known})"
+        own = (f"; a {self.kind} of your own is registered by importing its module: --import MODULE_OR_FILE, "
+               f"or import_names in the config") if self.kind in USER_KINDS else ''
+        return f"unknown {self.kind} '{name}'{hint} (registered: {known}){own}"
 
 
 def _qualname(obj: Any) -> str:

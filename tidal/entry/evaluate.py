@@ -11,16 +11,20 @@ from tidal.envs.video import resolve_video_format
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
 from tidal.worker.evaluator import EvalResult, Evaluator
+from tidal.worker.run_groups import run_checkpoint
 
 
 def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: Optional[int] = None,
                         seed: Optional[int] = None, video_dir: Optional[str | os.PathLike] = None,
                         video_format: Optional[str] = None) -> EvalResult:
-    """Run `episodes` episodes of the eval mode (`policy.eval.deterministic`) of the policy stored in `ckpt`.
+    """Run `episodes` episodes of the eval mode (`policy.eval.deterministic`) of the policy stored in `ckpt`
+    (a checkpoint file, or a run folder: its ckpt/best.pt, else ckpt/latest.pt).
 
     `video_dir`: record every episode into `<video_dir>/<exp_name>-episode-<n>.<video_format>`, numbered env by
     env; MP4 unless `video_format` says 'gif' (GIF, said in one line, where no MP4 encoder is installed). The
     recorded episodes are the evaluated ones: same seeds, same returns."""
+    if Path(ckpt).is_dir():
+        ckpt = run_checkpoint(Path(ckpt), 'eval')[1]
     cfg = load_config(input_cfg, seed)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)

@@ -29,7 +29,7 @@ from tidal.registry import ENV_REGISTRY
 from tidal.rl_utils.normalizer import FrozenNormalizer
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
-from tidal.worker.run_groups import GROUP_FILE
+from tidal.worker.run_groups import run_checkpoint
 
 PARITY_ENVS = 4  # envs stepped with random actions for the parity observations
 PARITY_STEPS = 32  # steps of each: 128 observations
@@ -84,7 +84,7 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
         raise ConfigError(f"unknown export format '{format}'; choose from {sorted(FORMATS)}")
     if format == 'onnx':
         require_onnx()
-    run_dir, ckpt = resolve_source(Path(source))
+    run_dir, ckpt = run_checkpoint(Path(source))
     cfg = _export_config(run_dir)
     configure_torch(cfg)
     set_seed(cfg.seed)
@@ -125,29 +125,6 @@ def _values(array: np.ndarray) -> str:
     """A bound as one number where it is the same for every action dim."""
     flat = np.unique(np.asarray(array))
     return f'{float(flat[0]):g}' if flat.size == 1 else np.array2string(np.asarray(array), precision=3)
-
-
-# ----- the source: a run folder or a checkpoint in one -------------------------------------------
-
-def resolve_source(source: Path) -> tuple[Path, Path]:
-    """(run folder, checkpoint) of a run folder or of a checkpoint file inside one."""
-    if source.is_dir():
-        if (source / GROUP_FILE).is_file():
-            raise TidalError(f"'{source}' is a seed group's folder: export one seed's run, e.g. "
-                             f"{next(iter(sorted(source.glob('seed_*'))), source / 'seed_0')}")
-        if not (source / 'config.yaml').is_file():
-            raise TidalError(f"'{source}' is not a tidal run folder (it has no config.yaml)")
-        for name in ('best.pt', 'latest.pt'):
-            if (source / 'ckpt' / name).is_file():
-                return source, source / 'ckpt' / name
-        raise CheckpointError(f"run folder '{source}' has no checkpoint (ckpt/best.pt or ckpt/latest.pt)")
-    if source.is_file():
-        for folder in source.resolve().parents:
-            if (folder / 'config.yaml').is_file():
-                return folder, source
-        raise TidalError(f"no config.yaml in the folders above checkpoint '{source}': export needs the run folder "
-                         f"it was trained in")
-    raise TidalError(f"'{source}' is neither a run folder nor a checkpoint file")
 
 
 def _export_config(run_dir: Path) -> EasyDict:

@@ -6,6 +6,7 @@ Wrapping is the same for every env so that policies see one convention: Box acti
 from __future__ import annotations
 
 import difflib
+import os
 import warnings
 from typing import Literal, Optional, TypeGuard
 
@@ -137,6 +138,9 @@ class GymEnv:
             _register_minatar(env_id)
         if kwargs.get('render_mode') == 'rgb_array':
             _check_renders_rgb_array(env_id)
+            # frames are drawn off-screen: SDL's dummy video driver needs no display, and without it pygame's SDL
+            # says 'XDG_RUNTIME_DIR is invalid' once per env on a machine without a desktop session
+            os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
         try:
             return gymnasium.make(env_id, **kwargs)
         except (gymnasium.error.UnregisteredEnv, gymnasium.error.DeprecatedEnv) as err:

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import yaml
 
-from tidal.base.errors import TidalError
+from tidal.base.errors import CheckpointError, TidalError
 
 #: main_config keys that differ between the seeds of one config.
 PER_SEED_KEYS = ('exp_name', 'seed')
@@ -31,6 +31,28 @@ def seed_folder(group_dir: Path, seed: int) -> Path:
 def read_group(group_dir: Path) -> dict:
     """A seed group's group.json: its seeds and budget (max_env_step, max_train_iter)."""
     return json.loads((group_dir / GROUP_FILE).read_text())
+
+
+def run_checkpoint(source: Path, command: str = 'export') -> tuple[Path, Path]:
+    """(run folder, checkpoint) of a run folder (its ckpt/best.pt, else ckpt/latest.pt) or of a checkpoint file
+    inside one; `command` names what needs it in the one-line refusals."""
+    if source.is_dir():
+        if (source / GROUP_FILE).is_file():
+            raise TidalError(f"'{source}' is a seed group's folder: {command} one seed's run, e.g. "
+                             f"{next(iter(sorted(source.glob('seed_*'))), seed_folder(source, 0))}")
+        if not (source / 'config.yaml').is_file():
+            raise TidalError(f"'{source}' is not a tidal run folder (it has no config.yaml)")
+        for name in ('best.pt', 'latest.pt'):
+            if (source / 'ckpt' / name).is_file():
+                return source, source / 'ckpt' / name
+        raise CheckpointError(f"run folder '{source}' has no checkpoint (ckpt/best.pt or ckpt/latest.pt)")
+    if source.is_file():
+        for folder in source.resolve().parents:
+            if (folder / 'config.yaml').is_file():
+                return folder, source
+        raise TidalError(f"no config.yaml in the folders above checkpoint '{source}': {command} needs the run "
+                         f"folder it was trained in")
+    raise TidalError(f"'{source}' is neither a run folder nor a checkpoint file")
 
 
 def expand_seed_groups(run_dirs: Sequence[str | os.PathLike]) -> list[Path]:
