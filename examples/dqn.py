@@ -8,6 +8,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from tidal import MODEL_REGISTRY, POLICY_REGISTRY, Policy
+from tidal.models.acting import ActingNetwork
 
 
 @MODEL_REGISTRY.register('q_network')
@@ -22,6 +23,17 @@ class QNetwork(nn.Module):
 
     def forward(self, obs):
         return self.net(obs)
+
+
+class GreedyAction(nn.Module):
+    """The eval mode's action in plain tensor ops, for `tidal export`: the argmax of the Q-values."""
+
+    def __init__(self, q_network: nn.Module):
+        super().__init__()
+        self.q_network = q_network
+
+    def forward(self, obs):
+        return self.q_network(obs).argmax(dim=1)
 
 
 @POLICY_REGISTRY.register('dqn')
@@ -101,3 +113,7 @@ class DQNPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, obs):
         return {'action': self._model(obs).argmax(dim=1)}
+
+    # ----- export: `tidal export` traces this module and checks it against the eval mode ----------
+    def export_actor(self, action_mask=False):
+        return ActingNetwork(GreedyAction(self._model))

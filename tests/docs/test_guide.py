@@ -2,8 +2,8 @@
 
 Every Python block of the page is a file, named by its first line (`# reinforce.py`); the blocks that
 examples/ also holds must equal those files. The test writes the files into a fresh folder, runs
-`train.py` (a short training of both examples through the Python API), runs the page's `tidal train`
-commands with a small budget, and checks the page's one-line error example.
+`train.py` (a short training of both examples through the Python API), runs the page's `tidal` commands
+in order (trainings with a small budget), and checks the page's one-line error example.
 """
 import re
 import runpy
@@ -77,19 +77,31 @@ def test_the_page_runs_as_written(scratch, capsys):
         assert (scratch / run / 'ckpt' / 'latest.pt').is_file(), run
     sys.path.remove(str(scratch))
 
-    # the page's `tidal train` commands, with a small budget
-    commands = [line for body in blocks('bash') for line in body.splitlines() if line.startswith('tidal train ')]
-    assert len(commands) >= 2
-    for number, command in enumerate(commands):
-        args = shlex.split(command)[1:]
-        args[args.index('--max-env-step') + 1] = SHORT_BUDGET
-        args += ['--exp-name', f'cli_run_{number}', '--no-progress']
+    # the page's `tidal` commands in order, trainings with a small budget
+    commands = [line for body in blocks('bash') for line in body.splitlines() if line.startswith('tidal ')]
+    assert sum(command.startswith('tidal train ') for command in commands) >= 2
+    assert any(command.startswith('tidal export ') for command in commands)
+    for command in commands:
+        args = shlex.split(command.split('  #')[0])[1:]
+        before = set(scratch.iterdir())
+        if args[0] == 'train':
+            if '--max-env-step' in args:
+                args[args.index('--max-env-step') + 1] = SHORT_BUDGET
+            else:
+                args += ['--max-env-step', SHORT_BUDGET]
+            args.append('--no-progress')
         assert main(args) == 0, f'{command}:\n{capsys.readouterr().err}'
+        made = set(scratch.iterdir()) - before
+        if args[0] != 'train':
+            continue
+        assert len(made) == 1, (command, made)  # the run's folder (a seed group's)
+        folder = made.pop()
         if '--seeds' in args:  # a seed group: a run folder per seed
             count = int(args[args.index('--seeds') + 1])
-            assert len(list((scratch / f'cli_run_{number}').glob('seed_*/evals.csv'))) == count
+            assert len(list(folder.glob('seed_*/evals.csv'))) == count
         else:
-            assert (scratch / f'cli_run_{number}' / 'evals.csv').is_file()
+            assert (folder / 'evals.csv').is_file()
+    assert (scratch / 'cartpole_dqn' / 'export' / 'policy.pt').is_file()
 
     # the page's error example: the command and the one line it prints
     examples = [body.splitlines() for body in blocks('') if body.startswith('$ tidal ')]

@@ -153,3 +153,32 @@ def test_an_env_type_without_rendering_support_is_refused_by_name(monkeypatch):
     with pytest.raises(EnvError, match=r"^env 'Plain-v0' cannot be recorded: its env type 'test_video_plain' "
                                        r"makes no rendering envs"):
         build_env_manager(cfg, 'evaluator', render=True)
+
+
+def test_eval_video_on_a_machine_without_a_desktop_session_prints_no_sdl_complaint(runs, tmp_path):
+    """SDL needs XDG_RUNTIME_DIR for a display; tidal's frames are off-screen, so it asks SDL for none."""
+    import os
+    import subprocess
+    root = runs[0] / 'plain'
+    env = {key: value for key, value in os.environ.items() if key not in ('XDG_RUNTIME_DIR', 'SDL_VIDEODRIVER')}
+    done = subprocess.run([sys.executable, '-m', 'tidal', 'eval', str(root), '--episodes', '1', '--video',
+                           str(tmp_path / 'videos')], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert 'XDG_RUNTIME_DIR' not in done.stderr + done.stdout
+    assert (tmp_path / 'videos' / 'plain-episode-0.mp4').is_file()
+
+
+def test_eval_takes_a_run_folder_for_its_config_and_checkpoint(runs, tmp_path, capsys):
+    root = runs[0] / 'plain'
+    expected = evaluate_checkpoint(str(root / 'config.yaml'), root / 'ckpt' / 'best.pt', episodes=2)
+    line = (f'eval return {expected.return_mean:.2f} +- {expected.return_std:.2f} over 2 episodes '
+            f'(mean length {expected.length_mean:.1f})\n')
+    assert main(['eval', str(root), '--episodes', '2']) == 0  # the folder as CONFIG: its config and best.pt
+    assert capsys.readouterr().out == line
+    assert main(['eval', str(root / 'config.yaml'), '--ckpt', str(root), '--episodes', '2']) == 0
+    assert capsys.readouterr().out == line
+    assert main(['eval', 'cartpole_ppo']) == 2
+    assert capsys.readouterr().err == ('tidal: error: tidal eval needs --ckpt CHECKPOINT_OR_RUN_FOLDER, or a run '
+                                       'folder in place of CONFIG\n')
+    assert main(['eval', str(tmp_path)]) == 2
+    assert "is not a tidal run folder (it has no config.yaml)" in capsys.readouterr().err
