@@ -110,3 +110,20 @@ def test_a_seed_without_evaluations_is_named(tmp_path):
     fresh = write_seed(tmp_path, 'b', 1, [])
     with pytest.raises(TidalError, match=f"^'{fresh}' has no evaluations yet: nothing to plot$"):
         seed_curve([done, fresh])
+
+
+def test_a_seed_groups_curve_is_named_after_the_group_and_a_seed_run_twice_counts_once(tmp_path, capsys):
+    group = tmp_path / 'cartpole_ppo'
+    group.mkdir()
+    (group / 'group.json').write_text('{"seeds": [0, 1, 2], "max_env_step": 2048, "max_train_iter": null}\n')
+    seeds = [write_seed(group, f'seed_{s}', s, [s, 2 * s, 3 * s]) for s in range(3)]
+    again = write_seed(tmp_path, 'cartpole_ppo_seed0_again', 0, [50, 50, 50])  # seed 0 run a second time
+    [line] = curve_figure([group]).axes[0].get_lines()
+    assert line.get_label() == 'cartpole_ppo (IQM of 3 seeds, 95% CI)'
+    [only] = group_runs([*seeds, again, seeds[1]])  # seed 1's folder given twice
+    assert only.run_dirs == tuple(seeds) and only.left_out == (again,)
+    [line] = curve_figure([group, again]).axes[0].get_lines()
+    assert line.get_label() == 'cartpole_ppo (IQM of 3 seeds, 95% CI)'
+    assert list(line.get_ydata()) == pytest.approx([1, 2, 3])
+    assert capsys.readouterr().err == (f"tidal: '{again}' repeats a seed that 'cartpole_ppo' already counts; left "
+                                       f"out of its curve\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -98,6 +99,9 @@ def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run
     run_dirs = expand_seed_groups(run_dirs)
     groups = [RunGroup(Path(r).name, (Path(r),)) for r in run_dirs] if per_run else group_runs(run_dirs)
     for group in groups:
+        for repeat in group.left_out:
+            print(f"tidal: '{repeat}' repeats a seed that '{group.label}' already counts; left out of its curve",
+                  file=sys.stderr)
         if len(group.run_dirs) == 1:
             _draw_run(ax, group.run_dirs[0])
         else:

@@ -70,14 +70,16 @@ def expand_seed_groups(run_dirs: Sequence[str | os.PathLike]) -> list[Path]:
 
 @dataclass(frozen=True)
 class RunGroup:
-    """Run folders that differ only by their seed, and the name a plot gives them."""
+    """Run folders that differ only by their seed, and the name a plot gives them; `left_out` holds the runs of
+    a seed the group already counts (a seed run twice counts once: its first run given)."""
     label: str
     run_dirs: tuple[Path, ...]
+    left_out: tuple[Path, ...] = ()
 
 
-def config_identity(run_dir: str | os.PathLike) -> str | None:
-    """The run's resolved config without its per-seed keys, as canonical JSON; None without config.yaml."""
-    path = Path(run_dir) / 'config.yaml'
+def _saved_config(run_dir: Path) -> dict | None:
+    """The run's config.yaml as a mapping; None without one."""
+    path = run_dir / 'config.yaml'
     if not path.is_file():
         return None
     try:
@@ -86,6 +88,14 @@ def config_identity(run_dir: str | os.PathLike) -> str | None:
         raise TidalError(f"'{path}' is not readable YAML: {str(error).splitlines()[0]}") from None
     if not isinstance(config, dict):
         raise TidalError(f"'{path}' holds no config (a mapping with main_config)")
+    return config
+
+
+def config_identity(run_dir: str | os.PathLike) -> str | None:
+    """The run's resolved config without its per-seed keys, as canonical JSON; None without config.yaml."""
+    config = _saved_config(Path(run_dir))
+    if config is None:
+        return None
     main = dict(config.get('main_config') or {})
     for key in PER_SEED_KEYS:
         main.pop(key, None)
@@ -95,11 +105,12 @@ def config_identity(run_dir: str | os.PathLike) -> str | None:
 def group_label(run_dirs: Sequence[Path]) -> str:
     """The folder names' common start without a trailing seed (`hopper_sac` for hopper_sac_seed0 and
     hopper_sac_seed1, or for hopper_sac_s0 and hopper_sac_s1); the common parent folder's name when the
-    names share nothing else (exp/seed0, exp/seed1); else the first folder's name."""
+    names share nothing else (exp/seed0, exp/seed1, or a seed group's seed_0, seed_1); else the first
+    folder's name."""
     names = [run_dir.name for run_dir in run_dirs]
     if len(names) == 1:
         return names[0]
-    label = re.sub(r'(^|[_\-. ])(seed|s)?$', '', os.path.commonprefix(names).rstrip('0123456789'))
+    label = re.sub(r'(^|[_\-. ])(seed|s)?[_\-. ]?$', '', os.path.commonprefix(names).rstrip('0123456789'))
     parents = {run_dir.resolve().parent.name for run_dir in run_dirs}
     if not label and len(parents) == 1:
         label = parents.pop()
@@ -107,10 +118,22 @@ def group_label(run_dirs: Sequence[Path]) -> str:
 
 
 def group_runs(run_dirs: Sequence[str | os.PathLike]) -> list[RunGroup]:
-    """The runs split into groups of seeds of one config (see the module docstring for the rule)."""
-    by_identity: dict[str, list[Path]] = {}
-    for index, run_dir in enumerate(run_dirs):
+    """The runs split into groups of seeds of one config (see the module docstring for the rule); a folder
+    given twice counts once, and a second run of a seed the group has is left out of it (`left_out`)."""
+    members: dict[str, list[Path]] = {}
+    repeats: dict[str, list[Path]] = {}
+    seeds: dict[str, set] = {}
+    seen: set[Path] = set()
+    for index, run_dir in enumerate(map(Path, run_dirs)):
+        if run_dir.resolve() in seen:
+            continue
+        seen.add(run_dir.resolve())
         identity = config_identity(run_dir)
-        members = by_identity.setdefault(identity if identity is not None else f'#run {index}', [])
-        members.append(Path(run_dir))
-    return [RunGroup(group_label(members), tuple(members)) for members in by_identity.values()]
+        key = identity if identity is not None else f'#run {index}'
+        seed = (_saved_config(run_dir) or {}).get('main_config', {}).get('seed') if identity is not None else None
+        if seed is not None and seed in seeds.setdefault(key, set()):
+            repeats.setdefault(key, []).append(run_dir)
+            continue
+        seeds.setdefault(key, set()).add(seed)
+        members.setdefault(key, []).append(run_dir)
+    return [RunGroup(group_label(runs), tuple(runs), tuple(repeats.get(key, ()))) for key, runs in members.items()]
