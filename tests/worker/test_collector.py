@@ -1,11 +1,13 @@
 """Collectors through the real env manager, with a stub policy whose actions are known."""
 import dataclasses
 
+import pytest
 import torch
 from easydict import EasyDict
 
 from tidal.envs import make_env_manager
 from tidal.policies.base import Policy
+from tidal.base.errors import PolicyError
 from tidal.base.modes import EnvLayout
 from tidal.worker.collector import EpisodeCollector, SampleCollector
 
@@ -120,6 +122,31 @@ def test_policy_get_train_sample_shapes_what_the_collector_returns(counter_env):
     plain, _ = make_collector(counter_env, num_envs=2)
     assert torch.equal(data['reward'], plain.collect(4)['reward'] * 2)
     assert layouts == [EnvLayout(num_envs=2, steps=2)]  # rows step-major: 2 steps of 2 envs
+
+
+class GridRewardPolicy(ConstantPolicy):
+    """A user's policy that forgot to flatten its [steps, envs] reward grid back to step-major rows."""
+
+    def _get_train_sample(self, transitions, layout):
+        return {**transitions, 'reward': transitions['reward'].reshape(layout.steps, layout.num_envs)}
+
+
+def test_a_sample_column_without_one_row_per_env_step_is_a_one_line_error(counter_env):
+    env = make_env_manager(counter_env().make, 'base', 2)
+    collector = SampleCollector(env, GridRewardPolicy().collect_mode, torch.device('cpu'))
+    collector.reset(seed=0)
+    with pytest.raises(PolicyError) as err:
+        collector.collect(6)
+    assert str(err.value) == ("the policy's _get_train_sample returned column 'reward' with shape [3, 2], expected 6 "
+                              "rows (3 steps of 2 envs, step-major: env i's step k is row k * 2 + i)")
+
+
+def test_a_sample_that_is_not_a_dict_of_columns_is_a_one_line_error(counter_env):
+    collector, _ = make_collector(counter_env, num_envs=2)
+    collector.policy = dataclasses.replace(collector.policy, get_train_sample=lambda transitions, layout: [transitions])
+    with pytest.raises(PolicyError) as err:
+        collector.collect(4)
+    assert str(err.value) == "the policy's _get_train_sample must return a dict of columns with 4 rows each, got list"
 
 
 class CountingPolicy(ConstantPolicy):

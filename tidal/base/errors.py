@@ -22,3 +22,8 @@ class EnvError(TidalError):
 
 class CheckpointError(TidalError):
     """A checkpoint or data file is missing or does not match the run."""
+
+
+class PolicyError(TidalError):
+    """A policy breaks a contract the workers rely on (its training sample's columns, the names its learn mode
+    monitors); the message names the policy and the method to fix."""

@@ -8,11 +8,12 @@ import numpy as np
 import torch
 
 from tidal.base.collector import EpisodeStats
+from tidal.base.errors import PolicyError
 from tidal.envs.env_manager import EnvManager, Step
 from tidal.base.modes import CollectMode, EnvLayout, Timestep
 from tidal.worker.finite import NonFiniteError
 from tidal.worker.rng import stream_seed
-from tidal.base.nest import concat, to_numpy, to_tensor, tree_map
+from tidal.base.nest import concat, path_name, to_numpy, to_tensor, tree_leaves, tree_map
 
 
 ACTING_STREAM = 1  # stream_seed's stream of the collector's torch draws (the envs' own seeds come first)
@@ -150,7 +151,7 @@ class SampleCollector(_Collector):
 
     Rows are step-major: env i's k-th step of the call is row k * num_envs + i, so in the buffer each
     env's transitions lie `num_envs` rows apart, which is how sequences are cut out again
-    (`ReplayBuffer.sample_sequence`).
+    (`ReplayBuffer.sample_sequence`). The policy's sample must keep that layout (`check_sample_rows`).
     """
 
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
@@ -161,7 +162,28 @@ class SampleCollector(_Collector):
         steps = steps_per_env(n_sample, self.env.num_envs)
         with self.acting_rng():
             transitions = concat([self._step(random)[0] for _ in range(steps)])
-            return self.policy.get_train_sample(transitions, EnvLayout(self.env.num_envs, steps))
+            layout = EnvLayout(self.env.num_envs, steps)
+            sample = self.policy.get_train_sample(transitions, layout)
+        check_sample_rows(sample, layout, self.policy.cfg.get('type'))
+        return sample
+
+
+def check_sample_rows(sample: Any, layout: EnvLayout, policy: Optional[str]) -> None:
+    """Every column of a training sample has one row per collected env step, as the feeds cut, shuffle and
+    store it: a column of another shape (a [steps, envs] grid left unflattened) would fail deep in a feed's
+    indexing, or be stored misaligned; checked once per collection, where the layout is known."""
+    rows = layout.num_envs * layout.steps
+    where = f"policy '{policy}': _get_train_sample" if policy else "the policy's _get_train_sample"
+    if not isinstance(sample, dict):
+        raise PolicyError(f'{where} must return a dict of columns with {rows} rows each, got '
+                          f'{type(sample).__name__}')
+    for path, column in tree_leaves(sample):
+        shape = getattr(column, 'shape', None)
+        if shape is None or len(shape) == 0 or shape[0] != rows:
+            got = f'shape {list(shape)}' if shape is not None else f'a {type(column).__name__}'
+            raise PolicyError(f"{where} returned column '{path_name(path)}' with {got}, expected {rows} rows "
+                              f"({layout.steps} steps of {layout.num_envs} envs, step-major: env i's step k is "
+                              f"row k * {layout.num_envs} + i)")
 
 
 class EpisodeCollector(_Collector):
