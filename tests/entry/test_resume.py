@@ -265,3 +265,41 @@ def test_sigterm_to_the_cli_ends_with_one_line_and_the_signal_exit_code(tmp_path
 def test_resuming_a_folder_that_does_not_exist_says_so(tmp_path):
     with pytest.raises(TidalError, match=f"run folder '{tmp_path / 'nowhere'}' does not exist"):
         resume(tmp_path / 'nowhere', progress=False)
+
+
+def scalar_events(run):
+    """(tag, env step) of every scalar in the run's event files, in file order, and the files' count."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    from tidal.worker.event_files import event_records
+    files = sorted((run / 'log').glob('events.out.tfevents.*'))
+    events = [(value.tag, event.step) for path in files for event in map(Event.FromString, event_records(path))
+              for value in event.summary.value]
+    return events, [path for path in files if not any(Event.FromString(r).HasField('summary')
+                                                      for r in event_records(path))]
+
+
+@pytest.mark.parametrize('killed_write', [2, 5])
+def test_a_kill_inside_a_checkpoint_write_leaves_each_event_once_and_no_empty_event_file(tmp_path, monkeypatch,
+                                                                                         killed_write):
+    """The kill lands after the evaluation at the checkpoint's env step and before latest.pt is replaced; the
+    resume goes back to the checkpoint before: the 2nd write (env step 50, after the first evaluation) resumes from
+    the first checkpoint, made before any scalar; the 5th (env step 170) from the one at 130."""
+    train(tmp_path, 'whole')
+    import tidal.worker.checkpoint as checkpoint
+    original, writes = checkpoint.os.replace, []
+
+    def replace(src, dst):
+        if str(dst).endswith('latest.pt'):
+            writes.append(dst)
+            if len(writes) == killed_write:
+                raise Crash
+        return original(src, dst)
+    monkeypatch.setattr(checkpoint.os, 'replace', replace)
+    with pytest.raises(Crash):
+        train(tmp_path, 'killed')
+    monkeypatch.undo()
+    resume(tmp_path / 'killed', progress=False)
+    events, empty = scalar_events(tmp_path / 'killed')
+    assert len(events) == len(set(events)) and sorted(events) == sorted(scalar_events(tmp_path / 'whole')[0])
+    assert empty == []

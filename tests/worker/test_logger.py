@@ -78,3 +78,26 @@ def test_a_full_disk_raises_in_the_callers_thread_and_never_in_tensorboards(smal
     assert not worker.is_alive(), 'logging blocked on a full disk'
     assert thread_errors == []
     assert len(caught) == 402 and set(caught) == {errno.ENOSPC}
+
+
+def test_a_resume_cuts_the_event_files_back_to_the_checkpoint_even_after_a_record_cut_short(tmp_path):
+    from tensorboardX.proto.event_pb2 import Event
+
+    from tidal.worker.event_files import event_records
+    killed = RunLogger(tmp_path)
+    killed.scalars('train', {'loss': 1.0}, env_step=10, train_iter=1)
+    position = killed.position(10)
+    killed.scalars('train', {'loss': 2.0}, env_step=20, train_iter=2)
+    killed.scalars('train', {'loss': 3.0}, env_step=30, train_iter=3)
+    killed.close()
+    [first] = (tmp_path / 'log').glob('events.out.tfevents.*')
+    with open(first, 'r+b') as file:  # the kill landed inside the last record's write
+        file.truncate(first.stat().st_size - 3)
+
+    resumed = RunLogger(tmp_path, resume_from=position)
+    resumed.scalars('train', {'loss': 4.0}, env_step=20, train_iter=2)
+    resumed.close()
+    steps = [(path.name[-1], event.step, value.simple_value)
+             for path in sorted((tmp_path / 'log').glob('events.out.tfevents.*'))
+             for event in map(Event.FromString, event_records(path)) for value in event.summary.value]
+    assert steps == [('0', 10, 1.0), ('1', 20, 4.0)]

@@ -2,8 +2,8 @@
 
 A resumed run must not repeat what the killed process wrote after its last checkpoint. The
 checkpoint records how long `log.txt` and `evals.csv` were (`position`), and the resumed logger cuts
-them back to that length; TensorBoard drops the later events itself, through the `purge_step` of
-the new event file.
+them back to that length, and the event files back to the checkpoint's env step (`event_files`); the
+`purge_step` of the new event file tells TensorBoard the same.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from tensorboardX import SummaryWriter
 
+from tidal.worker.event_files import cut_events_after, next_writer_number
 from tidal.worker.plot import EVAL_COLUMNS
 
 FLUSH_SECS = 5  # TensorBoard events reach the disk at least this often, so a killed run keeps them
@@ -36,15 +37,17 @@ class RunLogger:
         self._text_path = self.run_dir / 'log.txt'
         self._evals_path = self.run_dir / 'evals.csv'
         purge_step = None
+        log_dir = self.run_dir / 'log'
         if resume_from is not None:
             _truncate(self._text_path, resume_from['text_bytes'])
             _truncate(self._evals_path, resume_from['evals_bytes'])
             purge_step = resume_from['env_step'] + 1
+            if log_dir.is_dir():
+                cut_events_after(log_dir, resume_from['env_step'])
         # event files are named by the second they open in: a resume within the same second as the killed
         # process would reopen (and overwrite) its file, so each writer of the run adds its own number
-        earlier = len(list((self.run_dir / 'log').glob('events.out.tfevents.*')))
-        self._writer = SummaryWriter(str(self.run_dir / 'log'), purge_step=purge_step, flush_secs=FLUSH_SECS,
-                                     filename_suffix=f'.{earlier}')
+        self._writer = SummaryWriter(str(log_dir), purge_step=purge_step, flush_secs=FLUSH_SECS,
+                                     filename_suffix=f'.{next_writer_number(log_dir) if log_dir.is_dir() else 0}')
         self._event_error: Optional[OSError] = None
         self._guard_event_writes()
         self._writer.flush()  # the event file holds its header from the start, never 0 bytes
