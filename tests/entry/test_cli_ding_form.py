@@ -8,6 +8,7 @@ import yaml
 
 from tidal import serial_pipeline
 from tidal.base.errors import ConfigError
+from tidal.entry.cli import main as tidal_main
 
 PPO_CONFIG = '''
 main_config = dict(
@@ -49,13 +50,32 @@ def test_ding_form_takes_set_overrides(tmp_path):
                                        "'serial_onpolicy', 'serial_sqil')"),
     (['-m', 'serial'], 'the following arguments are required: -c/--config'),
     (['-m', 'serial', '-c', 'cartpole_ppo_config.py'], "policy 'ppo' learns on-policy; train it with "
-                                                       'serial_pipeline_onpolicy'),
+                                                       'tidal -m serial_onpolicy (or tidal train, which picks '
+                                                       'the pipeline itself)'),
 ])
 def test_ding_form_errors_are_one_line(tmp_path, args, message):
     (tmp_path / 'cartpole_ppo_config.py').write_text(PPO_CONFIG)
     result = run_cli(*args, cwd=tmp_path)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_ding_form_takes_import_of_a_users_policy(tmp_path):
+    (tmp_path / 'my_ppo.py').write_text("from tidal import POLICY_REGISTRY\nfrom tidal.policies import PPOPolicy\n\n\n"
+                                        "@POLICY_REGISTRY.register('my_ppo')\nclass MyPPO(PPOPolicy):\n"
+                                        "    \"\"\"PPO under a name of the user's own.\"\"\"\n")
+    (tmp_path / 'my_ppo_config.py').write_text(PPO_CONFIG.replace("type='ppo'", "type='my_ppo'"))
+    result = run_cli('-m', 'serial_onpolicy', '-c', 'my_ppo_config.py', '--import', './my_ppo.py', '--env-step', '128',
+                     '--no-progress', cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load((tmp_path / 'ding_ppo' / 'config.yaml').read_text())['create_config']['policy']['type'] == \
+        'my_ppo'
+
+
+def test_help_lists_the_ding_form(capsys):
+    assert tidal_main(['--help']) == 0
+    assert ("DI-engine's command form, for its config files: tidal -m {serial,serial_onpolicy,serial_sqil} -c CONFIG "
+            "[-s SEED]") in ' '.join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize('config, message', [

@@ -115,7 +115,8 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog='tidal', description='tidal: registry-driven reinforcement learning')
+    parser = _Parser(prog='tidal', description='tidal: registry-driven reinforcement learning',
+                     epilog=_ding_form_help())
     sub = parser.add_subparsers(dest='command', required=True)
     _add_train(sub)
 
@@ -175,11 +176,19 @@ def _parser() -> argparse.ArgumentParser:
 #: DI-engine's `ding -m MODE` entry modes that tidal has, and the serial entry point each runs.
 DING_MODES = {'serial': 'serial_pipeline', 'serial_onpolicy': 'serial_pipeline_onpolicy',
               'serial_sqil': 'serial_pipeline_sqil'}
+#: How the `-m` form's errors name a serial entry point: by the flag that runs it.
+_DING_FLAGS = {entry: f'tidal -m {mode}' for mode, entry in DING_MODES.items()}
+
+
+def _ding_form_help() -> str:
+    """The `-m` form's usage, for `tidal --help` (the main parser's subcommands do not show it)."""
+    usage = ' '.join(_ding_parser().format_usage().split()).removeprefix('usage: ').replace('[-h] ', '')
+    return f"DI-engine's command form, for its config files: {usage}; its options: tidal -m MODE --help"
 
 
 def _ding_parser() -> argparse.ArgumentParser:
     """DI-engine's own command form, `tidal -m serial -c FILE -s SEED`, for users' existing configs."""
-    parser = _Parser(prog='tidal -m', description="DI-engine's command form: tidal -m MODE -c CONFIG -s SEED")
+    parser = _Parser(prog='tidal', description="DI-engine's command form: tidal -m MODE -c CONFIG -s SEED")
     parser.add_argument('-m', '--mode', required=True, choices=sorted(DING_MODES),
                         help='the serial entry point (as ding -m)')
     parser.add_argument('-c', '--config', required=True, help='config file (.py/.yaml/.json) or zoo config name')
@@ -187,16 +196,20 @@ def _ding_parser() -> argparse.ArgumentParser:
     parser.add_argument('--env-step', type=_positive, help='stop after this many env steps')
     parser.add_argument('--train-iter', type=_positive, help='stop after this many gradient updates')
     parser.add_argument('--no-progress', action='store_true', help='no progress bar')
+    parser.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE',
+                        help='import a module or a .py file first (registers your own policy, model or env); '
+                             'repeatable')
     parser.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
                         help='override a config key, e.g. policy.learn.batch_size=128; repeatable')
     return parser
 
 
 def _ding(args: argparse.Namespace) -> None:
-    import tidal
-    entry = getattr(tidal, DING_MODES[args.mode])
-    entry(args.config, seed=args.seed, max_env_step=args.env_step, max_train_iter=args.train_iter,
-          overrides=args.overrides, progress=not args.no_progress)
+    """The serial entry point the mode names; a policy another one trains is refused naming its `-m` flag."""
+    from tidal.entry.pipelines import train
+    train(args.config, seed=args.seed, max_env_step=args.env_step, max_train_iter=args.train_iter,
+          overrides=args.overrides, progress=not args.no_progress, entry_point=DING_MODES[args.mode],
+          entry_names=_DING_FLAGS)
 
 
 def _train(args: argparse.Namespace) -> None:

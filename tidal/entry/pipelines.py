@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from easydict import EasyDict
 
@@ -29,27 +29,31 @@ def run_feed(cfg: EasyDict) -> Any:
     return feed_class(policy_class(cfg.policy.type, cfg.policy))
 
 
-def check_entry_point(cfg: EasyDict, entry_point: str) -> None:
-    """Refuse a policy whose feed another serial entry point trains, naming that one."""
+def check_entry_point(cfg: EasyDict, entry_point: str, entry_names: Optional[Mapping[str, str]] = None) -> None:
+    """Refuse a policy whose feed another serial entry point trains, naming that one: by `entry_names` where it
+    has the entry point (the CLI names its `-m` flag), else by its Python name."""
     spec = run_feed(cfg).spec(cfg)
     if spec.entry_point != entry_point:
-        raise ConfigError(f"policy '{cfg.policy.type}' {spec.learns}; train it with {spec.entry_point} "
+        right = (entry_names or {}).get(spec.entry_point, spec.entry_point)
+        raise ConfigError(f"policy '{cfg.policy.type}' {spec.learns}; train it with {right} "
                           f"(or tidal train, which picks the pipeline itself)")
 
 
 def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
           max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
-          entry_point: Optional[str] = None, seeds: Optional[Sequence[int]] = None) -> Any:
+          entry_point: Optional[str] = None, seeds: Optional[Sequence[int]] = None,
+          entry_names: Optional[Mapping[str, str]] = None) -> Any:
     """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
-    refuses policies that another entry point trains. With `seeds`, every seed in one process (a
-    `GroupResult`; `seed` must then be None)."""
+    refuses policies that another entry point trains, naming the right one as `entry_names` has it. With
+    `seeds`, every seed in one process (a `GroupResult`; `seed` must then be None)."""
     if seeds is not None:
         if seed is not None:
             raise ConfigError('give either seed or seeds, not both')
-        return train_group(input_cfg, seeds, max_env_step, max_train_iter, overrides, progress, entry_point)
+        return train_group(input_cfg, seeds, max_env_step, max_train_iter, overrides, progress, entry_point,
+                           entry_names)
     resolved = load_layered(input_cfg, seed, overrides)
     if entry_point is not None:
-        check_entry_point(resolved.cfg, entry_point)
+        check_entry_point(resolved.cfg, entry_point, entry_names)
     return start_run(resolved.cfg, max_env_step, max_train_iter, progress, resolved.sources)
 
 
@@ -90,14 +94,14 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
 
 def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Optional[int] = None,
                 max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
-                entry_point: Optional[str] = None) -> GroupResult:
+                entry_point: Optional[str] = None, entry_names: Optional[Mapping[str, str]] = None) -> GroupResult:
     """Train the seeds `seeds` of one config in one process (`tidal.entry.seed_group`): a group folder named by
     `exp_name`, a run folder per seed in it, and `aggregate/`."""
     seeds = checked_seeds(seeds)
     overrides = list(overrides)
     first = load_layered(input_cfg, seeds[0], overrides).cfg
     if entry_point is not None:
-        check_entry_point(first, entry_point)
+        check_entry_point(first, entry_point, entry_names)
     feed_cls = run_feed(first)
     check_budget(first, max_env_step, max_train_iter, feed_cls)
     check_groupable(first, feed_cls)  # before any folder is made
