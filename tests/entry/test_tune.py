@@ -95,6 +95,7 @@ def test_two_worker_processes_share_the_study_and_start_exactly_the_trials_asked
         'trial_0000', 'trial_0001', 'trial_0002']
     assert [row['state'] for row in _table(tmp_path / 'study')] == ['COMPLETE'] * 3
     assert study.trials[0].params['policy.learn.learning_rate'] == 1e-3  # the config's own values first
+    assert not list((tmp_path / 'study').glob('*.lock'))  # the study's locks go with it
 
 
 def test_a_trial_the_pruner_stops_ends_its_run_and_starts_no_other_seed(tmp_path):

@@ -121,9 +121,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_train(sub)
 
     p = sub.add_parser('eval', help='evaluate a checkpoint with the policy\'s eval mode (policy.eval.deterministic)')
-    p.add_argument('config')
+    p.add_argument('config', help='config file or zoo config name, or a run folder (its config.yaml)')
     _add_layers(p)
-    p.add_argument('--ckpt', required=True, help='checkpoint file (ckpt/best.pt or ckpt/latest.pt of a run)')
+    p.add_argument('--ckpt', help='checkpoint file, or a run folder for its ckpt/best.pt (else ckpt/latest.pt); '
+                                  'default: that of the run folder given as CONFIG')
     p.add_argument('--episodes', type=_positive, default=None,
                    help='episodes to run (default: env.n_evaluator_episode)')
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
@@ -233,6 +234,13 @@ def _train(args: argparse.Namespace) -> None:
 
 def _eval(args: argparse.Namespace) -> None:
     from tidal.entry.evaluate import evaluate_checkpoint
+    run_dir = Path(args.config)
+    if run_dir.is_dir():  # a run folder: its saved config, and its checkpoint unless --ckpt names one
+        from tidal.worker.run_groups import run_checkpoint
+        run_dir, ckpt = run_checkpoint(run_dir, 'eval')
+        args.config, args.ckpt = str(run_dir / 'config.yaml'), args.ckpt or str(ckpt)
+    elif args.ckpt is None:
+        raise ConfigError('tidal eval needs --ckpt CHECKPOINT_OR_RUN_FOLDER, or a run folder in place of CONFIG')
     result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed,
                                  video_dir=args.video, video_format=args.video_format)
     print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '

@@ -151,7 +151,9 @@ def _count(study: 'optuna.Study') -> int:
 
 @contextlib.contextmanager
 def _holding(folder: Path) -> Iterator[None]:
-    """The study folder's lock, for as long as this process runs the study."""
+    """The study folder's lock, for as long as this process runs the study. Its files go when it ends: its
+    workers (the only users of ask.lock) have ended, and another tidal tune that opened tune.lock meanwhile
+    found it held and stopped."""
     with open(folder / 'tune.lock', 'a+') as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,6 +163,8 @@ def _holding(folder: Path) -> Iterator[None]:
         try:
             yield
         finally:
+            for name in ('ask.lock', 'tune.lock'):
+                (folder / name).unlink(missing_ok=True)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
