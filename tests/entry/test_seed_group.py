@@ -265,3 +265,11 @@ def test_seed_0_reaching_the_stop_value_first_leaves_the_others_training(tmp_pat
             assert (group_dir / f'seed_{seed}' / name).is_file(), (seed, name)
     out = capsys.readouterr().out
     assert out.count('run ended (stop value 330 reached)') == 1
+    summary = json.loads((group_dir / 'aggregate' / 'summary.json').read_text())
+    assert [entry['seed'] for entry in summary['seeds']] == [0, 1]  # the seed that had ended counts too
+    assert [entry['last_return'] for entry in summary['seeds']] == [returns(group_dir / f'seed_{seed}')[-1]
+                                                                   for seed in (0, 1)]
+    assert out.splitlines()[-1] == (f"tidal: group of 2 seeds ended; last eval return median "
+                                    f"{summary['last_return_median']:.2f}, IQM {summary['last_return_iqm']:.2f}; "
+                                    f"group folder {group_dir} ({group_dir / 'aggregate' / 'curve.png'}, "
+                                    f"{group_dir / 'aggregate' / 'summary.json'})")

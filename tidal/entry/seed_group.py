@@ -38,6 +38,7 @@ from tidal.worker.distributed import catch_signals
 from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import GeneratorSnapshot
+from tidal.worker.run_groups import expand_seed_groups, read_group, seed_folder
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
@@ -146,12 +147,13 @@ class SeedGroup:
             restore_signals()
             bar.close()
             self._commit()
-            self._write_aggregate(time.monotonic() - start)
+            summary = self._write_aggregate(time.monotonic() - start)
         interrupted = [member.interrupted for member in self.members if member.interrupted is not None]
         if interrupted:
             signum = interrupted[0].signum
             raise RunInterrupted(f'{signal.Signals(signum).name}: every seed saved a checkpoint; continue with: '
                                  f'tidal resume {self.group_dir}', signum)
+        print(f'tidal: {group_end_line(self.group_dir, summary)}', flush=True)
         return [member.run.policy for member in self.members]
 
     def _live(self) -> list[Member]:
@@ -261,7 +263,7 @@ class SeedGroup:
 
     def _plot(self) -> None:
         self._last_plot = time.monotonic()
-        runs = [member.run.run_dir for member in self.members if (member.run.run_dir / 'evals.csv').is_file()]
+        runs = expand_seed_groups([self.group_dir])  # with the seeds that ended before a resume
         if not runs:
             return
         out = self.group_dir / AGGREGATE_DIR
@@ -271,15 +273,27 @@ class SeedGroup:
         except (OSError, TidalError):  # a seed without evaluations yet, a full disk: the next plot tries again
             pass
 
-    def _write_aggregate(self, wall_time: float) -> None:
-        """The aggregate curve, and summary.json: every seed's outcome and returns, their median and IQM."""
+    def _write_aggregate(self, wall_time: float) -> dict[str, Any]:
+        """The aggregate curve, and summary.json: every seed's outcome and returns, their median and IQM (also
+        returned)."""
+        summary = group_summary(self.group_dir, [member.run for member in self.members], wall_time)
         try:
             self._plot()
-            summary = group_summary(self.group_dir, [member.run for member in self.members], wall_time)
             (self.group_dir / AGGREGATE_DIR).mkdir(exist_ok=True)
             write_summary(self.group_dir / AGGREGATE_DIR, summary)
         except OSError:
             pass
+        return summary
+
+
+def group_end_line(group_dir: Path, summary: dict[str, Any]) -> str:
+    """How the group ended, in one line naming its folder and aggregate curve (each seed has said its own)."""
+    seeds = len(summary['seeds'])
+    returns = (f"last eval return median {summary['last_return_median']:.2f}, IQM {summary['last_return_iqm']:.2f}"
+               if 'last_return_median' in summary else 'no evaluation')
+    aggregate = group_dir / AGGREGATE_DIR
+    return (f"group of {seeds} seeds ended; {returns}; group folder {group_dir} ({aggregate / 'curve.png'}, "
+            f"{aggregate / 'summary.json'})")
 
 
 def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
@@ -302,9 +316,18 @@ def _sync(path: Path) -> None:
 
 
 def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
-    seeds = [{'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)), 'env_step': run.env_step,
-              'train_iter': run.learner.train_iter, 'last_return': run.last_return,
-              'best_return': None if run.best_return == -float('inf') else run.best_return} for run in runs]
+    """The group's summary over every seed of group.json: `runs` (those trained in this process) as they stand,
+    the others (ended before a resume) from their folder's summary.json."""
+    entries: dict[int, Optional[dict[str, Any]]] = {run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
+                              'env_step': run.env_step, 'train_iter': run.learner.train_iter,
+                              'last_return': run.last_return, 'best_return': _finite(run.best_return)}
+               for run in runs}
+    order = read_group(group_dir)['seeds']
+    for seed in order:
+        if seed not in entries:
+            entries[seed] = _ended_seed(group_dir, seed)
+    seeds = sorted((entry for entry in entries.values() if entry is not None),
+                   key=lambda entry: order.index(entry['seed']))
     summary: dict[str, Any] = {'seeds': seeds, 'wall_time': wall_time,
                                'env_steps_per_s': sum(run.env_step for run in runs) / wall_time if wall_time else 0.0}
     finals = [seed['last_return'] for seed in seeds if seed['last_return'] is not None]
@@ -314,3 +337,20 @@ def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dic
             interval = iqm_ci(finals)
             summary['last_return_iqm_ci95'] = [interval.low, interval.high]
     return summary
+
+
+def _ended_seed(group_dir: Path, seed: int) -> Optional[dict[str, Any]]:
+    """A seed's entry read back from its run's summary.json; None if it has none readable."""
+    run_dir = seed_folder(group_dir, seed)
+    try:
+        own = json.loads((run_dir / 'summary.json').read_text())
+    except (OSError, ValueError):
+        return None
+    return {'seed': seed, 'run_dir': run_dir.name, 'env_step': own.get('env_step'),
+            'train_iter': own.get('train_iter'), 'last_return': own.get('last_return'),
+            'best_return': _finite(own.get('best_return'))}
+
+
+def _finite(value: Optional[float]) -> Optional[float]:
+    """A best return, None before the first evaluation (-inf)."""
+    return None if value is None or value == -float('inf') else value
