@@ -21,7 +21,6 @@ again with new episodes; `max_restarts` failures in a row of one worker stop the
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from collections import deque
@@ -38,60 +37,17 @@ from tidal.base.errors import TidalError
 from tidal.base.modes import CollectView
 from tidal.rl_utils.normalizer import moments_added
 from tidal.worker.collector import steps_per_env
+from tidal.worker.ray_cluster import connect_ray, one_line
 from tidal.worker.ray_worker import RolloutWorker
 from tidal.worker.rng import stream_seed
 from tidal.base.nest import to_cpu, to_tensor, tree_map, tree_zip_map
 
 READY_TIMEOUT_S = 120.0  # a worker Ray cannot place or build in this time is reported, not waited on
-PROBE_TIMEOUT_S = 5.0    # for a TCP connection to a cluster's head before Ray is asked to join it
 RESTART_STREAM = 2       # stream_seed stream of the seeds a restarted worker's envs start from
 
 
 class WorkerError(TidalError):
     """A Ray rollout worker kept failing, or could not be started."""
-
-
-class RayClusterError(TidalError):
-    """Ray could not be started or joined."""
-
-
-def connect_ray(ray_cfg: EasyDict, workers: int) -> None:
-    """Start a local Ray (address '') or join a cluster ('auto', 'host:port'), unless one is running."""
-    import ray
-    if ray.is_initialized():
-        return
-    address = ray_cfg.address or None
-    if address not in (None, 'auto'):
-        _check_listening(address)
-    options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=True, configure_logging=False)
-    if address is None:
-        # one CPU per worker: never fewer logical CPUs than workers, or a local run would wait forever
-        options['num_cpus'] = ray_cfg.num_cpus or max(os.cpu_count() or 1, workers)
-        # Ray lowers its workers' priority by default; rollout workers are the run's own work, not background
-        os.environ.setdefault('RAY_worker_niceness', '0')
-    try:
-        ray.init(address=address, **options)
-    except (ConnectionError, RuntimeError, ValueError) as err:
-        where = f"the Ray cluster at ray.address='{ray_cfg.address}'" if address else 'a local Ray'
-        raise RayClusterError(f'cannot start or join {where}: {_one_line(err)}') from None
-
-
-def ray_actors(cfg: EasyDict) -> int:
-    """Ray actors of one CPU each a run starts: its rollout workers and its eval actor."""
-    workers = cfg.collector.num_workers if cfg.collector.type == 'ray' else 0
-    return workers + int(cfg.policy.eval.evaluator.on_ray)
-
-
-def _check_listening(address: str) -> None:
-    """Fail in one line when nothing listens at `address`: ray.init would retry there for minutes."""
-    host, _, port = address.split('://')[-1].rpartition(':')
-    if not host or not port.isdigit():
-        raise RayClusterError(f"ray.address='{address}' is not 'auto' or 'host:port'")
-    try:
-        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
-    except OSError as err:
-        raise RayClusterError(f"no Ray cluster at ray.address='{address}' ({err.strerror or err}); start one "
-                              f"with `ray start --head` or leave ray.address empty for a local Ray") from None
 
 
 class RayCollector:
@@ -110,7 +66,7 @@ class RayCollector:
         self.seed = cfg.seed
         num_workers = collector_cfg.num_workers
         per_worker = collector_cfg.envs_per_worker or cfg.env.collector_env_num // num_workers
-        connect_ray(cfg.ray, ray_actors(cfg))
+        connect_ray(cfg)
         # Ray restarts a dead worker as often as it takes; the run bounds failures in a row itself
         actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(RolloutWorker)
         plain_cfg = to_plain(cfg)
@@ -471,10 +427,5 @@ def error_cause(err: BaseException) -> str:
     """The worker's own error, in one line, without Ray's traceback."""
     cause = getattr(err, 'cause', None)
     if isinstance(cause, BaseException):
-        return f'{type(cause).__name__}: {_one_line(cause)}'
-    return f'{type(err).__name__}: {_one_line(err)}'
-
-
-def _one_line(err: BaseException) -> str:
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    return lines[-1] if lines else type(err).__name__
+        return f'{type(cause).__name__}: {one_line(cause)}'
+    return f'{type(err).__name__}: {one_line(err)}'

@@ -22,7 +22,8 @@ from easydict import EasyDict
 from tidal.config.tree import to_plain
 from tidal.base.nest import to_cpu, tree_map
 from tidal.worker.evaluator import EvalResult, Evaluator
-from tidal.worker.ray_collector import WorkerError, connect_ray, error_cause, ray_actors
+from tidal.worker.ray_cluster import connect_ray
+from tidal.worker.ray_collector import WorkerError, error_cause
 from tidal.worker.ray_worker import prepare_worker_process
 
 
@@ -64,7 +65,7 @@ class RemoteEvaluation:
 
     def __init__(self, cfg: EasyDict, seed: int) -> None:
         import ray
-        connect_ray(cfg.ray, ray_actors(cfg))
+        connect_ray(cfg)
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(EvalWorker)
         self.actor: Any = actor_cls.remote(to_plain(cfg), seed, [os.getcwd(), *sys.path])
         self.in_flight: Optional[Submitted] = None
