@@ -2,13 +2,15 @@
 
 The zoo configs `halfcheetah_sac` (SB3 zoo's settings) and `halfcheetah_taac` (the TAAC paper's protocol):
 one env, one update per env step, [256, 256] networks, 256 transitions per update, lr 3e-4, 10k random
-warm-up steps; 5 evaluation episodes every 5000 train iterations (TAAC epsilon-greedy 0.1, SAC greedy).
+warm-up steps; 5 evaluation episodes every 5000 train iterations (TAAC epsilon-greedy 0.1, SAC greedy). With
+--alf the two arms are `halfcheetah_sac_alf` and `halfcheetah_taac_alf` instead: the same, under ALF's TAAC
+settings for both (target entropy -1.61 per action dimension, temperatures from 1, rewards normalised, clip 1).
 Two lanes of runs, one per core, so the machine always runs two at a time: a TAAC run costs about twice a
 SAC run, and the lanes are packed to end together (TAAC seeds 0, 1 then SAC seed 2 beside SAC seeds 0, 1
 then TAAC seed 2). Every run shares the machine with one other run, which is what the wall-clock ratio
 compares.
 
-    python benchmarks/halfcheetah.py [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only]
+    python benchmarks/halfcheetah.py [--alf] [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only]
 """
 import argparse
 import importlib.metadata
@@ -25,6 +27,7 @@ from zoo_curve import FULL_BUDGET, published_table
 ENV_ID = 'HalfCheetah-v5'
 POLICIES = {'sac': 'SAC', 'taac': 'TAAC'}
 QUICK_STEPS = 11_000
+ALF_TITLE = ", under ALF's TAAC settings"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -34,6 +37,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
     parser.add_argument('--out', type=Path, default=None,
                         help='output folder (default: benchmarks/results/halfcheetah, or ..._quick)')
+    parser.add_argument('--alf', action='store_true',
+                        help="the arms under ALF's TAAC settings: zoo configs halfcheetah_sac_alf, halfcheetah_taac_alf")
     parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
     parser.add_argument('--report-only', action='store_true',
                         help='skip training; rebuild the outputs from the run folders in --out')
@@ -41,13 +46,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.steps, args.seeds = QUICK_STEPS, args.seeds[:1]
     if args.out is None:
-        args.out = BENCH_DIR / 'results' / ('halfcheetah_quick' if args.quick else 'halfcheetah')
+        name = 'halfcheetah_alf' if args.alf else 'halfcheetah'
+        args.out = BENCH_DIR / 'results' / (f'{name}_quick' if args.quick else name)
     return args
+
+
+def zoo_config(args: argparse.Namespace, policy: str) -> str:
+    return f'halfcheetah_{policy}_alf' if args.alf else f'halfcheetah_{policy}'
 
 
 def job(args: argparse.Namespace, policy: str, seed: int) -> Job:
     run_dir = args.out / 'runs' / f'{policy}_seed{seed}'
-    cmd = tidal_train_command(f'halfcheetah_{policy}', seed, args.steps, run_dir, FULL_BUDGET)
+    cmd = tidal_train_command(zoo_config(args, policy), seed, args.steps, run_dir, FULL_BUDGET)
     return Job(f'{POLICIES[policy]} seed {seed}', cmd, run_dir)
 
 
@@ -77,7 +87,7 @@ def build_report(args: argparse.Namespace) -> str:
     plot_curves({POLICIES[p]: runs[p] for p in POLICIES}, args.out / 'curves.png',
                 f'{ENV_ID}, {len(args.seeds)} seed(s): median, min-max band',
                 ylabel='eval return (TAAC: epsilon-greedy 0.1)', published={f'{SB3_ZOO_SOURCE}, SAC': published})
-    results = {'benchmark': 'halfcheetah', 'env_id': ENV_ID, 'steps': args.steps, 'seeds': args.seeds,
+    results = {'benchmark': 'halfcheetah_alf' if args.alf else 'halfcheetah', 'env_id': ENV_ID, 'steps': args.steps, 'seeds': args.seeds,
                'threads': args.threads, 'milestones': marks, 'versions': vers, 'commands': commands,
                'table': rows, 'final_returns': finals, 'wall_clock_ratio_taac_over_sac': ratio,
                'published': {'label': SB3_ZOO_SOURCE, 'curve': published},
@@ -86,10 +96,10 @@ def build_report(args: argparse.Namespace) -> str:
 
     at_1m = '; '.join(f'{name}: {value}' for name, value in PUBLISHED_FINAL['sac']['HalfCheetah'].items())
     text = '\n'.join([
-        f'# SAC and TAAC on {ENV_ID} (tidal)', '',
+        f'# SAC and TAAC on {ENV_ID} (tidal{ALF_TITLE if args.alf else ""})', '',
         f'{args.steps} env steps, seeds {args.seeds}, {args.threads} torch thread(s) per run, two runs at a time '
-        '(one per core); zoo configs `halfcheetah_sac` and `halfcheetah_taac` as shipped, run to the end of '
-        'the budget.', '',
+        f"(one per core); zoo configs `{zoo_config(args, 'sac')}` and `{zoo_config(args, 'taac')}` as shipped, run "
+        'to the end of the budget.', '',
         markdown_table(rows, marks, first_column='policy'), '',
         *published_table(published, f'{SB3_ZOO_SOURCE}, SAC, HalfCheetah-v3', marks),
         f'Published SAC at 1M env steps: {at_1m}.', '',

@@ -97,6 +97,21 @@ def test_crashed_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, mo
     assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
 
 
+@pytest.mark.parametrize('config', ['pendulum_sac', 'pendulum_taac'])
+def test_crashed_run_with_reward_normalization_resumes_bit_identical(tmp_path, monkeypatch, config):
+    # 40-step episodes: the running returns restart within the run, and the crash falls mid-episode
+    overrides = ['policy.normalize.reward=true', 'policy.normalize.clip=1.0', 'env.env_kwargs.max_episode_steps=40']
+    train(tmp_path, 'whole', config, overrides)
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 130)
+        train(tmp_path, 'crashed', config, overrides)
+    monkeypatch.undo()
+    saved = load_checkpoint(tmp_path / 'crashed' / 'ckpt' / 'latest.pt')
+    assert float(saved['policy']['reward_rms']['count']) > 1  # the statistics travel in the checkpoint
+    resume(tmp_path / 'crashed', progress=False)
+    assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
+
+
 def test_crashed_mujoco_run_resumes_its_envs_mid_episode_bit_identical(tmp_path, monkeypatch, capsys):
     overrides = ['env.evaluator_env_num=1']
     train(tmp_path, 'whole', 'hopper_sac', overrides)

@@ -71,6 +71,12 @@ class DiscreteSACPolicy(SACPolicy):
     def _default_target_entropy(self) -> float:
         return 0.98 * math.log(self._model.action_dim)
 
+    def _configured_target_entropy(self, action_dim: int, default: float) -> float:
+        if isinstance(self._cfg.learn.target_entropy, str):
+            raise ConfigError(f"policy.learn.target_entropy {self._cfg.learn.target_entropy!r} is per dimension of "
+                              f"continuous actions; '{self._cfg.type}' takes a number or None")
+        return super()._configured_target_entropy(action_dim, default)
+
     def _target_entropy_of(self, obs: Any) -> float | torch.Tensor:
         """The target entropy of a batch: a configured one as given, else 0.98 * log(legal actions) per
         state. Over all actions it would be out of reach whenever the mask allows fewer (a state with one
@@ -92,6 +98,7 @@ class DiscreteSACPolicy(SACPolicy):
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The critic step, then one step of the actor and the temperature, then the Polyak update of the target
         critics; the expectations over actions are exact, so nothing is drawn."""
+        self._normalize_reward(batch)
         critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
         policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
                            frozen=(self._model.critic,), after_step=self._temperature.clamp_)
@@ -156,9 +163,10 @@ class DiscreteSACPolicy(SACPolicy):
 
     def _state_dict_collect(self) -> dict[str, Any]:
         """The env steps collected, so that a resumed run continues the epsilon schedule where it stopped."""
-        return {'env_step': torch.tensor(self._collect_env_step)}
+        return {**super()._state_dict_collect(), 'env_step': torch.tensor(self._collect_env_step)}
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        super()._load_state_dict_collect(state)
         self._collect_env_step = int(state.get('env_step', 0))
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:

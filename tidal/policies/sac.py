@@ -19,7 +19,6 @@ import torch
 from tidal.base.errors import TidalError
 from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, TanhMean
-from tidal.policies.base import Policy
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight
@@ -29,7 +28,7 @@ from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
 
 
 @POLICY_REGISTRY.register('sac')
-class SACPolicy(MaxEntropyActorCritic, Policy):
+class SACPolicy(MaxEntropyActorCritic):
     config = dict(
         type='sac',
         # (bool) Multi-agent data: obs dicts of agent_state [agents, obs], global_state [global] and (discrete
@@ -69,8 +68,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
             {'params': list(self._temperature.parameters()), 'lr': learn.learning_rate_alpha},
         ], learn.learning_rate_policy)
         self._init_target_networks()
-        self._target_entropy = self._default_target_entropy() if learn.target_entropy is None \
-            else float(learn.target_entropy)
+        self._target_entropy = self._configured_target_entropy(self._model.action_dim, self._default_target_entropy())
 
     def _init_target_networks(self) -> None:
         """The Polyak-averaged copies that the TD target bootstraps from."""
@@ -89,6 +87,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The critic step, then one step of the actor and the temperature, then the Polyak update; the
         reparameterization noise of both steps is drawn here, in the order the steps use it."""
+        self._normalize_reward(batch)
         batch['next_noise'] = self._action_noise(batch['next_obs'])
         batch['noise'] = self._action_noise(batch['obs'])
         critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
@@ -163,7 +162,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
 
     def _state_dict_learn(self) -> dict[str, Any]:
         state = {
-            'model': self._model.state_dict(),
+            **self.weights(),  # the model and the reward statistics (normalize.reward)
             **{name: target.net.state_dict() for name, target in self._target_networks().items()},
             'temperature': self._temperature.state_dict(),
             'optimizer_q': self._optimizer_q.state_dict(),
@@ -172,7 +171,7 @@ class SACPolicy(MaxEntropyActorCritic, Policy):
         return state
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self._model.load_state_dict(state['model'])
+        self.load_weights(state)
         for name, target in self._target_networks().items():
             target.net.load_state_dict(state[name])
         self._temperature.load_state_dict(state['temperature'])

@@ -60,6 +60,7 @@ class SACVPolicy(SACPolicy):
         Q): each loss then sees the networks the algorithm box specifies, and the actor step comes after the
         critics as in `sac`, so both policies share `_policy_loss`. Then the Polyak update of the target value
         network. The noise of the V target's action and of the actor's fresh action is drawn here, in that order."""
+        self._normalize_reward(batch)
         batch['value_noise'] = self._action_noise(batch['obs'])
         batch['noise'] = self._action_noise(batch['obs'])
         value = LossStage(self._optimizer_value, self._value_loss, None, loss_key=None, norm_key=None)

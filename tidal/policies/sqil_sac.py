@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from tidal.base.stages import LearnPlan
+from tidal.policies.max_entropy import refuse_reward_normalization
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 
@@ -30,6 +31,11 @@ class SQILSACPolicy(SACPolicy):
         ),
     )
     pipeline = 'sqil'
+
+    def __init__(self, cfg: dict, *args: Any, **kwargs: Any) -> None:
+        refuse_reward_normalization(cfg, "SQIL relabels every reward (1 for a demonstration, 0 for the agent's own "
+                                         "data)")
+        super().__init__(cfg, *args, **kwargs)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         # SQIL's relabelling (algorithm 1, lines 4-5): r = 1 for demonstrations, r = 0 for the agent's data

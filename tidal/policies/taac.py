@@ -19,7 +19,6 @@ from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
 from tidal.models.taac import keep_or_switch_values, switch_from_exponentials
 from tidal.base.device import policy_device
-from tidal.policies.base import Policy
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.policies.common import adam, bootstrap_mask, run_plan
 from tidal.policies.max_entropy import MaxEntropyActorCritic
@@ -81,12 +80,12 @@ class TrajectoryState:
         return {} if self.tau.shape[0] == 0 else {'tau': self.tau.clone(), 'repeats': self.repeats.clone()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state:
+        if 'tau' in state:
             self.tau, self.repeats = state['tau'].to(self.device), state['repeats'].to(self.device)
 
 
 @POLICY_REGISTRY.register('taac')
-class TAACPolicy(MaxEntropyActorCritic, Policy):
+class TAACPolicy(MaxEntropyActorCritic):
     config = dict(
         type='taac',
         learn=dict(
@@ -164,8 +163,8 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         self._gamma, self._target_theta = learn.discount_factor, learn.target_theta
         if learn.init_w:
             self._model.actor_head.init_uniform(learn.init_w)
-        self._target_entropy = (-float(self._model.action_dim) if learn.target_entropy is None
-                                else float(learn.target_entropy))
+        self._target_entropy = self._configured_target_entropy(self._model.action_dim,
+                                                               -float(self._model.action_dim))
         self._switch_target_entropy = (DECISIVE_SWITCH_ENTROPY if learn.switch_target_entropy is None
                                        else float(learn.switch_target_entropy))
         # every loss sees the other networks' outputs detached, so one backward and one fused Adam
@@ -184,7 +183,9 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One step of critics, actor and temperatures on one loss, then the Polyak update. The loss's random
         numbers are drawn here in the order it uses them: the successors' action noise, the exponentials of
-        their switch (what torch.multinomial draws), the actions' noise."""
+        their switch (what torch.multinomial draws), the actions' noise. The rewards are scaled first
+        (normalize.reward)."""
+        self._normalize_reward(batch)
         rows = batch['reward'].numel()
         batch['next_noise'] = torch.randn(rows, self._model.action_dim, device=self._device)
         batch['switch_noise'] = torch.empty(rows, 2, device=self._device).exponential_()
@@ -295,26 +296,25 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
 
     def _state_dict_learn(self) -> dict[str, Any]:
         return {
-            'model': self._model.state_dict(), 'target_critic': self._target_critic.net.state_dict(),
-            'temperature': self._temperature.state_dict(),
-            'switch_temperature': self._switch_temperature.state_dict(),
-            'optimizer': self._optimizer.state_dict(),
+            **self.weights(), 'target_critic': self._target_critic.net.state_dict(),
+            'temperature': self._temperature.state_dict(), 'optimizer': self._optimizer.state_dict(),
         }
 
     def weights(self) -> dict[str, Any]:
-        """The networks and the switch temperature, which collection and evaluation sample with."""
+        """The networks, the reward statistics (normalize.reward) and the switch temperature, which collection
+        and evaluation sample with."""
         return {**super().weights(), 'switch_temperature': self._switch_temperature.state_dict()}
 
     def load_weights(self, state: dict[str, Any]) -> None:
-        """The networks and the switch temperature, which collection and evaluation sample with."""
-        self._model.load_state_dict(state['model'])
+        """The networks, the reward statistics (normalize.reward) and the switch temperature, which collection
+        and evaluation sample with."""
+        super().load_weights(state)
         self._switch_temperature.load_state_dict(state['switch_temperature'])
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self._model.load_state_dict(state['model'])
+        self.load_weights(state)
         self._target_critic.net.load_state_dict(state['target_critic'])
         self._temperature.load_state_dict(state['temperature'])
-        self._switch_temperature.load_state_dict(state['switch_temperature'])
         self._optimizer.load_state_dict(state['optimizer'])
 
     # ----- collect and eval: each env follows its trajectory until the switch says otherwise --------
@@ -326,9 +326,10 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         self._eval_state = TrajectoryState(self._trajectory, self._model.action_dim, self._device, False)
 
     def _state_dict_collect(self) -> dict[str, Any]:
-        return self._collect_state.state_dict()
+        return {**super()._state_dict_collect(), **self._collect_state.state_dict()}
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
+        super()._load_state_dict_collect(state)
         self._collect_state.load_state_dict(state)
 
     @torch.no_grad()
@@ -396,6 +397,7 @@ class TAACPolicy(MaxEntropyActorCritic, Policy):
         return transition
 
     def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
+        super()._reset_collect(env_ids)
         self._collect_state.reset(env_ids)
 
     def _reset_eval(self, env_ids: Optional[Iterable[int]] = None) -> None:

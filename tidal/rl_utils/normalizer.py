@@ -176,6 +176,19 @@ class RewardScaler:
     @torch.no_grad()
     def scale(self, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
         """Scaled rewards [N] float32; `done` [N] restarts the return of the envs whose episode ended."""
+        reward64 = self._fold(reward, done)
+        scaled = (reward64 / (self.return_rms.native_var + _VAR_EPS) ** 0.5).clip(-self.clip, self.clip)
+        return torch.as_tensor(scaled, dtype=torch.float32)
+
+    @torch.no_grad()
+    def update(self, reward: torch.Tensor, done: torch.Tensor) -> None:
+        """`scale`'s update of the returns and their statistics, without scaling: rewards [N] (or [N, agents],
+        one return per agent) kept as they are and scaled later, by `normalize`."""
+        self._fold(reward, done)
+
+    def _fold(self, reward: torch.Tensor, done: torch.Tensor) -> Array:
+        """Extend each env's discounted return by `reward`, fold the returns into `return_rms`, restart those
+        of the envs that are `done`; gives the reward as float64, held natively."""
         if self.returns is None:
             self.returns = torch.zeros(reward.shape, dtype=torch.float64, device=self.device)
         elif reward.shape != self.returns.shape:
@@ -183,11 +196,16 @@ class RewardScaler:
                                   f'got rewards of shape {tuple(reward.shape)}')
         reward64 = _native(reward.detach().to(device=self.device, dtype=torch.float64))
         returns = _native(self.returns) * self.gamma + reward64
-        self.return_rms.fold(returns)
-        scaled = (reward64 / (self.return_rms.native_var + _VAR_EPS) ** 0.5).clip(-self.clip, self.clip)
+        self.return_rms.fold(returns.reshape(-1))
         returns[_native(done.to(device=self.device, dtype=torch.bool))] = 0.0
         self.returns = torch.as_tensor(returns)
-        return torch.as_tensor(scaled, dtype=torch.float32)
+        return reward64
+
+    def normalize(self, reward: torch.Tensor) -> torch.Tensor:
+        """clamp(reward / sqrt(var + 1e-8), -clip, clip) as float32 under the return statistics of now,
+        without updating them: rewards read back from a replay."""
+        std = torch.sqrt(self.return_rms.var.to(reward.device) + _VAR_EPS)
+        return (reward.to(torch.float64) / std).clamp(-self.clip, self.clip).to(torch.float32)
 
     def state_dict(self) -> dict[str, Any]:
         returns = None if self.returns is None else self.returns.cpu().clone()

@@ -1,4 +1,6 @@
-"""TAAC on HalfCheetah-v5 (MuJoCo) with `hopper_taac`'s settings, the protocol of the TAAC paper's MuJoCo runs.
+"""TAAC on HalfCheetah-v5 (MuJoCo) with `hopper_taac`'s settings: the run settings of the TAAC paper's MuJoCo runs,
+with tidal's SAC temperature (from 0.2) and target entropy (-1 per action dimension). `halfcheetah_taac_alf`
+has ALF's temperatures, target entropy and reward normalisation.
 
 Needs the `mujoco` package (`pip install -e ".[mujoco]"`).
 """

@@ -1,6 +1,8 @@
-"""TAAC on Hopper-v5 (MuJoCo) under the protocol of the TAAC paper's MuJoCo runs (Yu et al. 2021, arXiv
-2104.06521, trained with ALF; the shared settings are those of ALF's locomotion benchmark): one env, one update
-per env step, [256, 256] actor and critics, lr 3e-4, 10k random warm-up steps, a replay of 1M steps.
+"""TAAC on Hopper-v5 (MuJoCo) with the run settings of the TAAC paper's MuJoCo runs (Yu et al. 2021, arXiv
+2104.06521, trained with ALF; those of ALF's locomotion benchmark): one env, one update per env step, [256, 256]
+actor and critics, lr 3e-4, 10k random warm-up steps, a replay of 1M steps. Its temperatures and target
+entropies are tidal's SAC defaults, not ALF's: the action's temperature starts at 0.2 (ALF: 1) towards -1 per
+action dimension (ALF: -1.61), and rewards are not normalised (ALF: clip 1); `halfcheetah_taac_alf` has ALF's.
 
 Where ALF samples 256 transitions per update, TAAC's compare-through return needs sequences: 64 sequences of
 4 steps give the same 256 transitions per update, as in `pendulum_taac`, so an update costs what SAC's does

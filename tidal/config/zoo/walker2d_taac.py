@@ -1,4 +1,5 @@
-"""TAAC on Walker2d-v5 (MuJoCo) with `hopper_taac`'s settings, the protocol of the TAAC paper's MuJoCo runs.
+"""TAAC on Walker2d-v5 (MuJoCo) with `hopper_taac`'s settings: the run settings of the TAAC paper's MuJoCo runs,
+with tidal's SAC temperature (from 0.2) and target entropy (-1 per action dimension).
 
 Needs the `mujoco` package (`pip install -e ".[mujoco]"`).
 """
