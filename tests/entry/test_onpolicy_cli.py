@@ -14,7 +14,9 @@ from tidal.config import resolve_config_source
 from tidal.entry.pipelines import resume
 from tidal.worker.feeds.ppg import AuxPhaseFeed
 from tidal.entry.run import RunInterrupted
-from tidal.base.errors import ConfigError
+from tidal.base.errors import ConfigError, PolicyError
+from tidal.policies.ppo import PPOPolicy
+from tidal.registry import POLICY_REGISTRY
 from tidal.worker.checkpoint import load_checkpoint
 
 ENVS, N_SAMPLE, BATCH, EPOCHS = 2, 64, 32, 2
@@ -71,6 +73,66 @@ def test_a_run_without_gradient_clipping_trains(tmp_path):
     assert policy.cfg.learn.grad_clip_norm is None
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
     assert summary['train_iter'] == 2 * UPDATES_PER_ROLLOUT
+
+
+@POLICY_REGISTRY.register('test_grid_advantage_ppo', force=True)
+class GridAdvantagePPO(PPOPolicy):
+    """A user's PPO that leaves its advantages as the [steps, envs] grid GAE computes them on."""
+
+    def _get_train_sample(self, transitions, layout):
+        sample = super()._get_train_sample(transitions, layout)
+        sample['advantage'] = sample['advantage'].reshape(layout.steps, layout.num_envs)
+        return sample
+
+
+def test_a_sample_column_of_the_wrong_shape_stops_the_run_naming_it(tmp_path):
+    main_config, create_config = resolve_config_source('cartpole_ppo')
+    create_config['policy']['type'] = 'test_grid_advantage_ppo'
+    main_config['exp_name'] = str(tmp_path / 'grid')
+    with pytest.raises(PolicyError) as err:
+        serial_pipeline_onpolicy((main_config, create_config), max_env_step=128, progress=False, overrides=SHORT)
+    assert str(err.value) == ("policy 'test_grid_advantage_ppo': _get_train_sample returned column 'advantage' with "
+                              "shape [32, 2], expected 64 rows (32 steps of 2 envs, step-major: env i's step k is "
+                              "row k * 2 + i)")
+
+
+@POLICY_REGISTRY.register('test_extra_stat_ppo', force=True)
+class ExtraStatPPO(PPOPolicy):
+    """A user's PPO that returns a value it does not list in _monitor_vars_learn, and with `lists_missing` lists one
+    it never returns."""
+
+    config = dict(
+        # (bool) List a name that no update returns.
+        lists_missing=False,
+    )
+
+    def _forward_learn(self, batch):
+        return {**super()._forward_learn(batch), 'advantage_mean': batch['advantage'].mean()}
+
+    def _monitor_vars_learn(self):
+        return super()._monitor_vars_learn() + (['value_error'] if self._cfg.lists_missing else [])
+
+
+def extra_stat_run(tmp_path, *overrides):
+    main_config, create_config = resolve_config_source('cartpole_ppo')
+    create_config['policy']['type'] = 'test_extra_stat_ppo'
+    main_config['exp_name'] = str(tmp_path / 'extra')
+    return serial_pipeline_onpolicy((main_config, create_config), max_env_step=128, progress=False,
+                                    overrides=[*SHORT, 'policy.learn.learner.log_freq=1', *overrides])
+
+
+def test_a_value_the_update_returns_but_does_not_list_is_logged(tmp_path):
+    extra_stat_run(tmp_path)
+    train_lines = [line for line in (tmp_path / 'extra' / 'log.txt').read_text().splitlines() if '] train @' in line]
+    assert len(train_lines) == 2 * UPDATES_PER_ROLLOUT
+    assert all('policy_loss=' in line and 'advantage_mean=' in line for line in train_lines)
+
+
+def test_a_listed_name_no_update_returns_stops_the_run_at_the_first_update(tmp_path):
+    with pytest.raises(PolicyError) as err:
+        extra_stat_run(tmp_path, 'policy.lists_missing=true')
+    assert str(err.value).startswith("policy 'test_extra_stat_ppo': _monitor_vars_learn lists 'value_error', which "
+                                     "its first update did not return (it returned ")
 
 
 def test_serial_pipeline_onpolicy_refuses_an_off_policy_config(tmp_path):

@@ -2,9 +2,10 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from easydict import EasyDict
 
 from tidal.envs import make_env_manager
-from tidal.base.errors import CheckpointError
+from tidal.base.errors import CheckpointError, PolicyError
 from tidal.worker.checkpoint import load_checkpoint, save_checkpoint
 from tidal.worker.evaluator import Evaluator
 from tidal.worker.learner import Learner, scalars
@@ -46,6 +47,44 @@ def test_learner_runs_hooks_on_schedule():
     assert learner.first_failure()[::2] == ('loss', 6)
     with pytest.raises(ValueError, match='>= 1'):
         learner.register_hook(lambda lrn, info: None, every=0)
+
+
+def learn_mode(values, monitored, policy_type='my_dqn'):
+    return SimpleNamespace(forward=lambda batch: dict(values), monitor_vars=lambda: list(monitored),
+                           cfg=EasyDict(type=policy_type))
+
+
+def test_every_scalar_the_first_update_returns_is_logged_listed_ones_first():
+    values = {'q_value': torch.tensor(2.0), 'q_loss': torch.tensor(0.5), 'lr': 3e-4, 'priority': torch.ones(4),
+              'kl': torch.tensor([0.1])}
+    logged = []
+    learner = Learner(learn_mode(values, ['q_loss']))
+    learner.register_hook(lambda lrn, info: logged.append(scalars(info, lrn.logged_names)), every=1)
+    learner.train({})
+    assert learner.logged_names == ['q_loss', 'q_value', 'lr']  # not the per-sample priority, nor a [1] tensor
+    assert logged == [{'q_loss': 0.5, 'q_value': 2.0, 'lr': 3e-4}]
+
+
+def test_a_listed_name_the_first_update_does_not_return_is_an_error_naming_the_policy():
+    learner = Learner(learn_mode({'q_loss': torch.tensor(0.5), 'q_value': torch.tensor(1.0)},
+                                 ['q_loss', 'q_valu', 'td_error']))
+    with pytest.raises(PolicyError) as err:
+        learner.train({})
+    assert str(err.value) == ("policy 'my_dqn': _monitor_vars_learn lists 'q_valu', 'td_error', which its first update "
+                              "did not return (it returned 'q_loss', 'q_value')")
+    assert learner.train_iter == 0
+
+
+def test_a_phase_logs_its_scalars_too_and_must_return_what_it_lists():
+    learner = Learner(learn_mode({'loss': torch.tensor(1.0)}, ['loss'], 'ppg'))
+    learner.train({})
+    aux = learn_mode({'aux_loss': torch.tensor(2.0), 'aux_kl': torch.tensor(0.1)}, ['aux_loss'], 'ppg')
+    learner.train_phase('aux', aux, {})
+    assert learner.logged_names == ['loss', 'aux_loss', 'aux_kl']
+    with pytest.raises(PolicyError) as err:
+        learner.train_phase('other', learn_mode({}, ['aux_value'], 'ppg'), {})
+    assert str(err.value) == ("policy 'ppg': the monitor_vars of its 'other' phase lists 'aux_value', which its first "
+                              "update did not return (it returned nothing)")
 
 
 def test_scalars_converts_only_named_entries():

@@ -377,7 +377,7 @@ class Run:
 
     def _log_train(self, learner: Learner, info: dict[str, Any]) -> None:
         self._check_finite()
-        values = scalars(info, self.policy.learn_mode.monitor_vars())
+        values = scalars(info, learner.logged_names)
         values.update(self.collector.monitor())
         if self.remote_eval is not None:
             values['eval_wait_seconds'] = self.remote_eval.wait_seconds

@@ -115,9 +115,6 @@ class PPGPolicy(PPOPolicy):
     def stacked_modules(self) -> dict[str, torch.nn.Module]:
         return {**super().stacked_modules(), 'old_model': self._old_model}
 
-    def _monitor_vars_learn(self) -> list[str]:
-        return super()._monitor_vars_learn() + AUX_MONITORS
-
     def _state_dict_learn(self) -> dict[str, Any]:
         return {**super()._state_dict_learn(), 'aux_optimizer': self._aux_optimizer.state_dict()}
 

@@ -1,11 +1,14 @@
 """Learner: runs the policy's learn mode and calls hooks (logging, checkpoints) on schedule."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+import numpy as np
 import torch
 
+from tidal.base.errors import PolicyError
 from tidal.base.modes import LearnMode
 from tidal.worker.finite import FiniteGuard, NonFiniteError, first_non_finite_parameter
 
@@ -51,6 +54,7 @@ class _ScheduledHook:
 class _Phase:
     guard: FiniteGuard
     monitored: list[str]
+    logged: list[str]
     updates: int = 0
     starts: list[tuple[int, int]] = field(default_factory=list)  # (updates before, train_iter) per run of it
 
@@ -60,7 +64,8 @@ class Learner:
 
     The policy returns its losses as 0-d tensors; they are turned into Python floats only on the
     iterations a hook runs, so the other updates never wait on the device. A `FiniteGuard` watches
-    the monitored values meanwhile, on the device too.
+    the monitored values meanwhile, on the device too. The logs write the monitored values and every other
+    scalar the first update returned (`logged_names`).
     """
 
     def __init__(self, policy: LearnMode, device: Optional[torch.device] = None) -> None:
@@ -69,6 +74,7 @@ class Learner:
         self.device = torch.device(device or 'cpu')
         self.guard = FiniteGuard(self.device)
         self._monitored = policy.monitor_vars()
+        self._logged: Optional[list[str]] = None  # fixed by the first update
         self._guard_start = 0  # train_iter when the guard started counting
         self._hooks: list[_ScheduledHook] = []
         self._phases: dict[str, _Phase] = {}
@@ -84,6 +90,8 @@ class Learner:
 
     def record(self, info: dict[str, Any]) -> dict[str, Any]:
         """Count an update made elsewhere (a seed group's stacked update) as `train` counts its own."""
+        if self._logged is None:
+            self._logged = logged_names(info, self._monitored, self.policy, '_monitor_vars_learn')
         self.guard.observe(info, self._monitored)
         self.train_iter += 1
         for hook in self._hooks:
@@ -104,13 +112,23 @@ class Learner:
         """Count an auxiliary update made elsewhere (a seed group's) as `train_phase` counts its own."""
         phase = self._phases.get(name)
         if phase is None:
-            phase = self._phases[name] = _Phase(FiniteGuard(self.device), mode.monitor_vars())
+            monitored = mode.monitor_vars()
+            logged = logged_names(info, monitored, mode, f"the monitor_vars of its '{name}' phase")
+            phase = self._phases[name] = _Phase(FiniteGuard(self.device), monitored, logged)
         if not phase.starts or phase.starts[-1][1] != self.train_iter:
             phase.starts.append((phase.updates, self.train_iter))
         phase.guard.observe(info, phase.monitored)
         phase.updates += 1
         self._phase_info.update(info)
         return info
+
+    @property
+    def logged_names(self) -> list[str]:
+        """The names a log writes: the learn mode's and each phase's, as their first updates fixed them."""
+        names = list(self._monitored if self._logged is None else self._logged)
+        for phase in self._phases.values():
+            names += [name for name in phase.logged if name not in names]
+        return names
 
     def restart_guard_at(self, train_iter: int) -> None:
         """Count the guard's iterations from `train_iter` (a resumed run)."""
@@ -144,6 +162,27 @@ class Learner:
         name = first_non_finite_parameter(model.named_parameters())
         if name is not None:
             raise NonFiniteError(f'parameter {name} is not finite by train iteration {self.train_iter}; {last_good}')
+
+
+def logged_names(info: dict[str, Any], monitored: list[str], mode: LearnMode, lister: str) -> list[str]:
+    """The names to log of a learn mode's updates, from its first update's `info`: the `monitored` ones, which it
+    must all return (`lister` names where the policy lists them), then every other scalar it returned, which the
+    logs would otherwise drop without a word."""
+    missing = [name for name in monitored if name not in info]
+    if missing:
+        cfg = getattr(mode, 'cfg', None)
+        policy = f"policy '{cfg.get('type')}'" if cfg is not None and cfg.get('type') else 'the policy'
+        returned = ', '.join(repr(name) for name in info) or 'nothing'
+        raise PolicyError(f"{policy}: {lister} lists {', '.join(repr(name) for name in missing)}, which its first "
+                          f"update did not return (it returned {returned})")
+    return [*monitored, *(name for name, value in info.items() if name not in monitored and _is_scalar(value))]
+
+
+def _is_scalar(value: Any) -> bool:
+    """A number or a 0-d tensor or array: what a log can write (a per-sample 'priority' is not)."""
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return value.ndim == 0
+    return isinstance(value, numbers.Real)
 
 
 def scalars(info: dict[str, Any], names: list[str]) -> dict[str, float]:
