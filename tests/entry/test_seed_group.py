@@ -204,6 +204,24 @@ def test_cli_seeds_count_and_list(tmp_path, monkeypatch):
     assert [entry['seed'] for entry in summary['seeds']] == [3, 7]
 
 
+def test_sac_group_with_reward_normalization_keeps_each_seeds_statistics_as_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    overrides = ['policy.normalize.reward=true', 'policy.normalize.clip=1.0', 'policy.random_collect_size=100',
+                 'policy.learn.batch_size=16', 'policy.model.actor_hidden_sizes=[16]',
+                 'policy.model.critic_hidden_sizes=[16]', 'env.n_evaluator_episode=1', 'env.stop_value=null',
+                 'env.env_kwargs.max_episode_steps=50']
+    train('pendulum_sac', seeds=[0, 1], max_env_step=300, progress=False, overrides=[*overrides, 'exp_name=g'])
+    alone = train('pendulum_sac', seed=1, max_env_step=300, progress=False, overrides=[*overrides, 'exp_name=a'])
+    stats = {name: load_checkpoint(path / 'ckpt' / 'latest.pt')['policy']['reward_rms']
+             for name, path in (('seed_0', tmp_path / 'g' / 'seed_0'), ('seed_1', tmp_path / 'g' / 'seed_1'),
+                                ('alone', alone.run_dir))}
+    for key in ('mean', 'var', 'count'):
+        assert torch.allclose(stats['seed_1'][key], stats['alone'][key], rtol=1e-6), key
+    assert stats['seed_0']['count'] == stats['seed_1']['count']  # 300 env steps each
+    assert not torch.allclose(stats['seed_0']['mean'], stats['seed_1']['mean'])  # a seed's own rewards
+    assert_same_model(final_model(tmp_path / 'g' / 'seed_1'), final_model(alone.run_dir), 1e-4)
+
+
 def test_sqil_with_its_gradient_monitor_is_refused_naming_the_key():
     from tidal.entry.pipelines import run_feed
     from tidal.entry.seed_group import check_groupable

@@ -433,3 +433,39 @@ def test_weights_carry_the_switch_temperature_that_acting_samples_with():
         source._switch_temperature.raw.fill_(1.5)
     target.load_weights(source.weights())  # what a Ray collector receives
     assert float(target._switch_temperature.value) == pytest.approx(float(source._switch_temperature.value))
+
+
+def test_normalize_reward_scales_the_replayed_sequences_by_the_return_std_of_now():
+    torch.manual_seed(0)
+    cfg = TAACPolicy.default_config()
+    cfg.model.update(obs_shape=3, action_shape=2, actor_hidden_sizes=[16, 16], critic_hidden_sizes=[16, 16])
+    cfg.learn.update(discount_factor=0.5, target_entropy='-1.61*dim')
+    cfg.normalize.update(reward=True, clip=1.0)
+    policy, plain = TAACPolicy(cfg), make_taac(discount_factor=0.5, target_entropy='-1.61*dim')
+    assert policy._target_entropy == pytest.approx(-3.22)
+    plain.learn_mode.load_state_dict(policy.learn_mode.state_dict())
+    # rewards 1, 2 then 2, 4 of two envs: their returns (gamma 0.5) have the variance 1.17201171
+    policy.collect_mode.reset(None)
+    obs = torch.zeros(2, 3)
+    for reward, done in (([1.0, 2.0], [False, True]), ([2.0, 4.0], [False, False])):
+        out = policy.collect_mode.forward(obs)
+        timestep = SimpleNamespace(first=torch.zeros(2, dtype=torch.bool), terminated=torch.tensor(done),
+                                   truncated=torch.zeros(2, dtype=torch.bool), reward=torch.tensor(reward),
+                                   next_obs=obs)
+        assert policy.collect_mode.process_transition(obs, out, timestep)['reward'].tolist() == reward
+    assert policy.weights()['reward_rms']['var'].item() == pytest.approx(1.17201171, abs=1e-8)
+    batch = sequence_batch(1)
+    scaled = dict(batch, reward=(batch['reward'] / math.sqrt(1.17201171 + 1e-8)).clamp(-1.0, 1.0))
+    torch.manual_seed(1)
+    got = policy.learn_mode.forward(dict(batch))
+    torch.manual_seed(1)
+    expected = plain.learn_mode.forward(scaled)
+    for name in ('critic_loss', 'target_q_value', 'policy_loss'):
+        assert float(got[name]) == pytest.approx(float(expected[name]), rel=1e-5), name
+    # the statistics and each env's return travel with the checkpoint; the trajectories beside them
+    clone = TAACPolicy(cfg)
+    clone.learn_mode.load_state_dict(policy.learn_mode.state_dict())
+    clone.collect_mode.load_state_dict(policy.collect_mode.state_dict())
+    assert torch.equal(clone._reward_scaler.return_rms.var, policy._reward_scaler.return_rms.var)
+    assert clone._reward_scaler.returns.tolist() == [2.5, 4.0]
+    assert torch.equal(clone._collect_state.tau, policy._collect_state.tau)

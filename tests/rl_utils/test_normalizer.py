@@ -97,6 +97,33 @@ def test_reward_scaler_matches_a_hand_computed_two_step_example():
     assert scaled.dtype == torch.float32
 
 
+def test_reward_scaler_update_folds_the_returns_and_normalize_scales_without_updating():
+    # the two steps of the hand-computed example above, folded without scaling: var 1.17201171 after them
+    scaler = RewardScaler(gamma=0.5, clip=10.0, device='cpu')
+    scaler.update(torch.tensor([1.0, 2.0]), torch.tensor([False, True]))
+    scaler.update(torch.tensor([2.0, 4.0]), torch.tensor([False, False]))
+    assert scaler.returns.tolist() == [2.5, 4.0]
+    assert scaler.return_rms.var.item() == pytest.approx(1.17201171, abs=1e-8)
+    # replayed rewards (1, -3, 20) / sqrt(1.17201171 + 1e-8) = (0.92370655, -2.77111965, 18.47413098), clipped at 10
+    scaled = scaler.normalize(torch.tensor([1.0, -3.0, 20.0]))
+    assert_close(scaled, torch.tensor([0.92370655, -2.77111965, 10.0]))
+    assert scaled.dtype == torch.float32
+    assert scaler.return_rms.count.item() == pytest.approx(4.0001)  # normalize folded nothing in
+    clipped = RewardScaler(gamma=0.5, clip=1.0, device='cpu')
+    clipped.load_state_dict(scaler.state_dict())
+    assert_close(clipped.normalize(torch.tensor([[1.0, -3.0]])), torch.tensor([[0.92370655, -1.0]]))
+
+
+def test_reward_scaler_update_gives_the_return_statistics_scale_folds():
+    scaling, updating = (RewardScaler(gamma=0.9, clip=10.0, device='cpu') for _ in range(2))
+    for reward, done in (([1.0, -2.0, 0.5], [False, True, False]), ([0.0, 3.0, 1.0], [True, False, False])):
+        step = torch.tensor(reward), torch.tensor(done)
+        scaled = scaling.scale(*step)
+        updating.update(*step)
+        assert torch.equal(updating.normalize(step[0]), scaled)
+    assert torch.equal(updating.returns, scaling.returns)
+
+
 def test_reward_scaler_clips_and_keeps_the_sign():
     scaler = RewardScaler(gamma=0.99, clip=1.0, device='cpu')
     scaler.scale(torch.tensor([0.1, -0.1]), torch.tensor([False, False]))  # returns' std ~0.1
