@@ -53,7 +53,12 @@ def test_short_training_run_writes_its_run_folder_and_resumes(tmp_path):
                      '--set', 'policy.learn.batch_size=32', '--set', 'policy.learn.learner.save_ckpt_freq=50',
                      '--set', 'env.n_evaluator_episode=1', '--set', 'env.evaluator_env_num=1', cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    # the header names the device 'auto' would pick, the collector and the env manager, in the terminal and log.txt
+    header = 'device cpu, collector local, 1 envs (base env manager)'
+    assert result.stdout.splitlines()[0] == f'tidal: training sac on Pendulum-v1 (seed 0) in run: {header}'
     run = tmp_path / 'run'
+    assert (run / 'log.txt').read_text().splitlines()[0].endswith(f'training sac on Pendulum-v1 in run (seed 0); '
+                                                                   f'{header}')
     for name in ('config.yaml', 'log.txt', 'evals.csv', 'summary.json', 'curve.png', 'ckpt/latest.pt',
                  'ckpt/best.pt'):
         assert (run / name).is_file(), name
@@ -117,3 +122,12 @@ def test_plot_draws_seeds_of_one_config_as_one_curve_unless_per_run(tmp_path, mo
     assert drawn[False] == ['pendulum_sac (IQM of 3 seeds, 95% CI)']
     assert drawn[True][::2] == [f'pendulum_sac_seed{seed} (eval)' for seed in range(3)]
     assert (tmp_path / 'iqm.png').read_bytes()[:8] == (tmp_path / 'each.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_the_run_header_names_a_ray_collector_its_workers_and_mode_and_the_device_auto_picked():
+    from tidal.entry.run import run_header
+    from tidal.entry.setup import load_config
+    cfg = load_config('cartpole_ppo', overrides=['collector.type=ray', 'collector.num_workers=4',
+                                                 'collector.mode=async', 'policy.device=auto'])
+    assert run_header(cfg, torch.device('cpu')) == 'device cpu (auto), collector on Ray, 4 workers, async, 8 envs in all'
+    assert run_header(cfg, torch.device('cpu'), world_size=2).startswith('device cpu (auto), 2 learner processes, ')

@@ -147,12 +147,17 @@ def test_env_step_schedules_resume_exactly(tmp_path, monkeypatch):
     assert train_lines(tmp_path / 'crashed') == train_lines(tmp_path / 'whole') != []
 
 
-def test_resume_drops_what_the_crashed_process_logged_after_its_checkpoint(tmp_path, monkeypatch):
+def test_resume_drops_what_the_crashed_process_logged_after_its_checkpoint(tmp_path, monkeypatch, capsys):
     with pytest.raises(Crash):
         crash_after(monkeypatch, 200)  # after evaluations at 60, 120: the checkpoint at 160 comes first
         train(tmp_path, 'run')
     monkeypatch.undo()
+    checkpoint = load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')
+    capsys.readouterr()
     resume(tmp_path / 'run', progress=False)
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"tidal: {tmp_path / 'run'}: resumed at env step {checkpoint['collector']['env_step']}, train iteration "
+        f"{checkpoint['train_iter']}")
     rows = eval_rows(tmp_path / 'run')
     assert len(rows) == len(set(rows)) and [int(r[1]) for r in rows] == [0, 60, 120, 180, 240, 280]
     lines = (tmp_path / 'run' / 'log.txt').read_text().splitlines()

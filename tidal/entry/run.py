@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+import torch
 from easydict import EasyDict
 from tqdm import tqdm
 
@@ -185,7 +186,10 @@ class Run:
         restarted = self.collector.load_state_dict(own['collector'],
                                                    fallback_seed=stream_seed(self.seed, own['collector']['env_step']))
         set_rng_state(own['rng'])
-        self.logger.info(f'resumed at env step {self.env_step}, train iteration {state["train_iter"]}')
+        resumed = f'resumed at env step {self.env_step}, train iteration {state["train_iter"]}'
+        self.logger.info(resumed)
+        if self.dist.is_main:
+            print(f'tidal: {self.run_dir}: {resumed}', flush=True)
         if restarted:
             rank = f' of rank {self.dist.rank}' if self.dist.enabled else ''
             message = f'resume: the collector envs{rank} restart their episodes ({restarted})'
@@ -222,8 +226,12 @@ class Run:
     def begin(self) -> None:
         """Start the clocks and the progress bar; then `top_of_loop` and `feed_step` alternate."""
         self._start = self._last_save = time.monotonic()
+        header = run_header(self.cfg, self.policy.device, self.dist.world_size)
         self.logger.info(f'training {self.cfg.policy.type} on {self.cfg.env.env_id} in {self.run_dir} '
-                         f'(seed {self.cfg.seed}, device {self.policy.device})')
+                         f'(seed {self.cfg.seed}); {header}')
+        if self.dist.is_main and self.recorder is None:  # a seed group says it once for its seeds
+            print(f'tidal: training {self.cfg.policy.type} on {self.cfg.env.env_id} (seed {self.cfg.seed}) in '
+                  f'{self.run_dir}: {header}', flush=True)
         self._bar = tqdm(total=self.max_env_step, initial=self.env_step, unit='step', dynamic_ncols=True,
                          disable=not (self.progress and self.dist.is_main), mininterval=1.0)
 
@@ -450,3 +458,17 @@ class Run:
             best_return=self.best_return, last_return=self.last_return, outcome=outcome,
             max_env_step=self.max_env_step, max_train_iter=self.max_train_iter))
 
+
+def run_header(cfg: EasyDict, device: torch.device, world_size: int = 1) -> str:
+    """Where a run computes and collects, in words: the device (and what 'auto' chose), the learner processes,
+    the collector (local, or Ray with its workers and mode) and the env manager."""
+    requested = cfg.policy.get('device', 'cpu')
+    words = [f"device {device}{' (auto)' if requested == 'auto' else ''}"]
+    if world_size > 1:
+        words.append(f'{world_size} learner processes')
+    envs = f'{cfg.env.collector_env_num} envs'
+    if cfg.collector.type == 'ray':
+        words.append(f'collector on Ray, {cfg.collector.num_workers} workers, {cfg.collector.mode}, {envs} in all')
+    else:
+        words.append(f"collector local, {envs} ({cfg.env_manager.type} env manager)")
+    return ', '.join(words)

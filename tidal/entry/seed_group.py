@@ -30,7 +30,7 @@ from tqdm import tqdm
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.base.stages import LearnPlan
-from tidal.entry.run import LATEST, Run, RunInterrupted
+from tidal.entry.run import LATEST, Run, RunInterrupted, run_header
 from tidal.policies.base import Policy
 from tidal.registry import policy_class
 from tidal.rl_utils.stats import iqm, iqm_ci, median
@@ -122,6 +122,10 @@ class SeedGroup:
         restore_signals = catch_signals([member.run.lockstep for member in self.members])
         total = None if self.max_env_step is None else self.max_env_step * len(self.members)
         bar = tqdm(total=total, unit='step', dynamic_ncols=True, disable=not self.progress, mininterval=1.0)
+        first = self.members[0].run
+        print(f"tidal: training {first.cfg.policy.type} on {first.cfg.env.env_id}, seeds "
+              f"{', '.join(str(member.seed) for member in self.members)} in {self.group_dir}: "
+              f"{run_header(first.cfg, first.policy.device)}", flush=True)
         try:
             for member in self.members:
                 member.run.begin()
