@@ -214,6 +214,7 @@ class Job:
     name: str
     cmd: list[str]
     run_dir: Path
+    resume: bool = False  # the command resumes the run in run_dir (`tidal resume`): its folder is kept
 
     @property
     def log_path(self) -> Path:
@@ -268,10 +269,10 @@ def run_lanes(lanes: list[list[Job]], threads: int, pin: bool = True, poll_s: fl
 
     def start_next(i: int) -> None:
         job = queues[i].pop(0)
-        if job.run_dir.exists():
+        if job.run_dir.exists() and not job.resume:
             shutil.rmtree(job.run_dir)
         job.run_dir.parent.mkdir(parents=True, exist_ok=True)
-        log = open(job.log_path, 'w')
+        log = open(job.log_path, 'a' if job.resume else 'w')
         affinity = cores[i] if cores else None
         preexec = (lambda c=affinity: os.sched_setaffinity(0, c)) if affinity else None
         proc = subprocess.Popen(job.cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

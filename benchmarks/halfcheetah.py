@@ -10,7 +10,10 @@ SAC run, and the lanes are packed to end together (TAAC seeds 0, 1 then SAC seed
 then TAAC seed 2). Every run shares the machine with one other run, which is what the wall-clock ratio
 compares.
 
-    python benchmarks/halfcheetah.py [--alf] [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only]
+    python benchmarks/halfcheetah.py [--alf] [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only] [--resume]
+
+--resume keeps the runs that reached --steps, resumes those stopped with a checkpoint (`tidal resume`, exact) and
+starts the others, so a benchmark stopped part way ends as the uninterrupted one would.
 """
 import argparse
 import importlib.metadata
@@ -19,7 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import BENCH_DIR, Job, display_path, read_run, run_lanes, shown_command, tidal_train_command
+from common import TIDAL_CMD, BENCH_DIR, Job, display_path, read_run, run_lanes, shown_command, tidal_train_command
 from published import PUBLISHED_FINAL, SB3_ZOO_SAC, SB3_ZOO_SOURCE
 from report import library_row, markdown_table, milestones, plot_curves
 from zoo_curve import FULL_BUDGET, published_table
@@ -40,6 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--alf', action='store_true',
                         help="the arms under ALF's TAAC settings: zoo configs halfcheetah_sac_alf, halfcheetah_taac_alf")
     parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
+    parser.add_argument('--resume', action='store_true',
+                        help='keep finished runs, resume stopped ones from their checkpoint, start the rest')
     parser.add_argument('--report-only', action='store_true',
                         help='skip training; rebuild the outputs from the run folders in --out')
     args = parser.parse_args(argv)
@@ -61,14 +66,32 @@ def job(args: argparse.Namespace, policy: str, seed: int) -> Job:
     return Job(f'{POLICIES[policy]} seed {seed}', cmd, run_dir)
 
 
+def finished(run_dir: Path, steps: int) -> bool:
+    summary = run_dir / 'summary.json'
+    return summary.exists() and json.loads(summary.read_text()).get('env_step', 0) >= steps
+
+
+def to_run(args: argparse.Namespace, queued: Job) -> Job | None:
+    """With --resume: None for a run that reached the budget, `tidal resume` for one with a checkpoint."""
+    if not args.resume:
+        return queued
+    if finished(queued.run_dir, args.steps):
+        return None
+    if (queued.run_dir / 'ckpt' / 'latest.pt').exists():
+        return Job(queued.name, [*TIDAL_CMD, 'resume', display_path(queued.run_dir)], queued.run_dir, resume=True)
+    return queued
+
+
 def lanes(args: argparse.Namespace) -> list[list[Job]]:
     """Two queues of equal expected length: the first seeds' TAAC runs beside their SAC runs, then the
     last seed's two runs swapped so each lane ends with the other policy."""
     *first, last = args.seeds
     if not first:
-        return [[job(args, 'taac', last)], [job(args, 'sac', last)]]
-    return [[job(args, 'taac', seed) for seed in first] + [job(args, 'sac', last)],
-            [job(args, 'sac', seed) for seed in first] + [job(args, 'taac', last)]]
+        queues = [[job(args, 'taac', last)], [job(args, 'sac', last)]]
+    else:
+        queues = [[job(args, 'taac', seed) for seed in first] + [job(args, 'sac', last)],
+                  [job(args, 'sac', seed) for seed in first] + [job(args, 'taac', last)]]
+    return [[kept for kept in (to_run(args, queued) for queued in lane) if kept is not None] for lane in queues]
 
 
 def build_report(args: argparse.Namespace) -> str:

@@ -14,6 +14,8 @@ TINY = {
     'ppo': ['policy.collect.n_sample=64', 'policy.learn.batch_size=32', 'policy.model.encoder_hidden_sizes=[16]'],
 }
 CONFIGS = [(f'{env}_{algorithm}', env_id, algorithm) for env, env_id in ENVS.items() for algorithm in TINY]
+# under ALF's TAAC settings, both arms
+CONFIGS += [(f'halfcheetah_{algorithm}_alf', 'HalfCheetah-v5', algorithm) for algorithm in ('sac', 'taac')]
 
 
 @pytest.mark.parametrize('config, env_id, algorithm', CONFIGS)
@@ -31,3 +33,15 @@ def test_mujoco_zoo_config_trains_a_few_env_steps(tmp_path, config, env_id, algo
                  'env.env_kwargs.max_episode_steps=50', f'exp_name={tmp_path / config}']  # short evaluations
     result = train(config, seed=0, max_env_step=128, overrides=overrides, progress=False)
     assert result.evals and result.evals[-1]['env_step'] == 128
+
+
+@pytest.mark.parametrize('algorithm', ['sac', 'taac'])
+def test_the_alf_configs_differ_from_the_shipped_ones_by_alfs_settings_alone(algorithm):
+    alf, shipped = (load_layered(name, 0, ()).cfg.policy for name in (f'halfcheetah_{algorithm}_alf',
+                                                                     f'halfcheetah_{algorithm}'))
+    assert (alf.normalize.reward, alf.normalize.clip) == (True, 1.0)
+    assert (alf.learn.alpha, alf.learn.target_entropy) == (1.0, '-1.61*dim')
+    assert alf.learn.get('switch_alpha', 1.0) == 1.0
+    for key in ('normalize', 'learn'):
+        alf.pop(key), shipped.pop(key)
+    assert alf == shipped
