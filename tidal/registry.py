@@ -42,6 +42,12 @@ def import_names(modules: Iterable[str], source: str = 'import_names') -> None:
                 _import_module(module, source)
 
 
+def module_name(entry: str) -> str:
+    """The name of the module an `import_names` entry is imported as: a file's stem (`./my_policy.py` ->
+    'my_policy'), else the entry itself."""
+    return os.path.splitext(os.path.basename(entry))[0] if _is_file_path(entry) else entry
+
+
 def _is_file_path(entry: str) -> bool:
     return entry.endswith('.py') or '/' in entry or os.sep in entry
 

@@ -16,18 +16,21 @@ from easydict import EasyDict
 from tidal.config.compiler import BUILTIN_MODULES
 from tidal.registry import import_names
 from tidal.worker.collector import SampleCollector, steps_per_env
+from tidal.worker.ray_cluster import by_module_names
 from tidal.base.nest import to_numpy, tree_map
 
 
 def prepare_worker_process(cfg: dict, import_path: list[str]) -> EasyDict:
     """Make a Ray actor's process ready to build the run's parts: the driver's import path (a user's policy or
-    env), the names the config imports, one torch thread; the run config comes back with the policy on the
-    CPU, whatever device the learner uses (`policy.device='cuda'` keeps its workers on the CPU)."""
+    env), the modules the config imports (by name, `by_module_names`), one torch thread; the run config comes
+    back with the policy on the CPU, whatever device the learner uses (`policy.device='cuda'` keeps its workers
+    on the CPU)."""
     for path in reversed(import_path):
         if path not in sys.path:
             sys.path.insert(0, path)
     run_cfg = EasyDict(cfg)
     run_cfg.policy.device, run_cfg.policy.cuda = 'cpu', False  # (`cuda` is the legacy flag of DI-engine configs)
+    by_module_names(run_cfg)
     torch.set_num_threads(1)
     import_names(BUILTIN_MODULES)
     import_names(run_cfg.import_names)
