@@ -69,8 +69,13 @@ def _import_file(path: str, source: str) -> None:
     """Import the file `path` as the module named after it, once (a second call finds it imported)."""
     file = os.path.abspath(path)
     if not os.path.isfile(file):
-        what = 'is a folder; name a .py file' if os.path.isdir(file) else 'not found'
-        raise TidalError(f"cannot import '{path}' named in {source}: file {what}")
+        if os.path.isdir(file):
+            raise TidalError(f"cannot import '{path}' named in {source}: file is a folder; name a .py file")
+        if module_name(path) in sys.modules:
+            return  # a run's saved entry, its module given again with --import from another folder
+        raise TidalError(f"cannot import '{path}' named in {source}: file not found"
+                         + ("; run tidal from the folder it was given in, or give it again with --import "
+                            "PATH_TO_IT" if source == 'import_names' else ''))
     stem = os.path.splitext(os.path.basename(file))[0]
     if not file.endswith('.py') or not stem.isidentifier():
         raise TidalError(f"cannot import '{path}' named in {source}: a module file is named NAME.py, NAME "

@@ -5,6 +5,7 @@ examples/ also holds must equal those files. The test writes the files into a fr
 `train.py` (a short training of both examples through the Python API), runs the page's `tidal` commands
 in order (trainings with a small budget), and checks the page's one-line error example.
 """
+import os
 import re
 import runpy
 import shlex
@@ -111,3 +112,27 @@ def test_the_page_runs_as_written(scratch, capsys):
         assert main(shlex.split(command)[2:]) == 2
         err = capsys.readouterr().err
         assert err == expected + '\n' and 'Traceback' not in err
+
+
+def test_a_module_given_with_import_is_saved_in_the_run_and_found_again(scratch, capsys):
+    """--import entries join the run's import_names, so resume and export need no --import from the folder the
+    run was trained in; from elsewhere the saved entry is found again through --import, or named in one line."""
+    for name in ('reinforce.py', 'cartpole_reinforce.py'):
+        (scratch / name).write_text((EXAMPLES / name).read_text())
+    assert main(['train', 'cartpole_reinforce.py', '--import', './reinforce.py', '--max-env-step', '300',
+                 '--exp-name', 'run', '--no-progress']) == 0
+    assert "import_names:\n  - ./reinforce.py\n" in (scratch / 'run' / 'config.yaml').read_text()
+    capsys.readouterr()
+    assert main(['resume', 'run']) == 0
+    assert 'already ended' in capsys.readouterr().out
+    elsewhere = scratch / 'elsewhere'
+    elsewhere.mkdir()
+    os.chdir(elsewhere)
+    sys.modules.pop('reinforce')  # as in a new process
+    POLICY_REGISTRY._table.pop('reinforce')
+    assert main(['export', '../run']) == 2
+    assert capsys.readouterr().err == ("tidal: error: cannot import './reinforce.py' named in import_names: file not "
+                                       "found; run tidal from the folder it was given in, or give it again with "
+                                       "--import PATH_TO_IT\n")
+    assert main(['export', '../run', '--import', '../reinforce.py']) == 2  # imported: REINFORCE has no export
+    assert 'defines no acting network (export_actor)' in capsys.readouterr().err

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -208,9 +209,22 @@ def _ding_parser() -> argparse.ArgumentParser:
 def _ding(args: argparse.Namespace) -> None:
     """The serial entry point the mode names; a policy another one trains is refused naming its `-m` flag."""
     from tidal.entry.pipelines import train
+    overrides = [*args.overrides, *_imports_kept(args.config, args.seed, args.imports, args.overrides)]
     train(args.config, seed=args.seed, max_env_step=args.env_step, max_train_iter=args.train_iter,
-          overrides=args.overrides, progress=not args.no_progress, entry_point=DING_MODES[args.mode],
+          overrides=overrides, progress=not args.no_progress, entry_point=DING_MODES[args.mode],
           entry_names=_DING_FLAGS)
+
+
+def _imports_kept(config: 'ConfigInput', seed: Optional[int], imports: list[str], overrides: list[str]) -> list[str]:
+    """The override that adds the --import entries to the run's top-level `import_names`, as given: its
+    config.yaml then names them, so `tidal resume`, `tidal export` and `tidal eval` import them again from the
+    same folder, and Ray workers, which build the policy from the config alone, import them too."""
+    if not imports:
+        return []
+    from tidal.config.layered import load_layered
+    names = list(load_layered(config, seed, overrides).cfg.get('import_names') or [])
+    kept = names + [entry for entry in imports if entry not in names]
+    return [f'import_names={json.dumps(kept)}'] if kept != names else []
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -220,6 +234,7 @@ def _train(args: argparse.Namespace) -> None:
         overrides.append(f'policy.device={args.device}')
     if args.exp_name:
         overrides.append(f'exp_name={args.exp_name}')
+    overrides += _imports_kept(_config_input(args), args.seed, args.imports, overrides)
     seed, seeds = args.seed, args.seeds
     if isinstance(seeds, int):  # a count: from the run's seed, as a single run would pick it
         from tidal.config.layered import load_layered
