@@ -8,8 +8,8 @@ line it prints is compared. Budgets shrink through command-line options only (`-
 
 Skipped, each with its reason: usage synopses (placeholders such as CONFIG or [--seeds N]: each names a real
 subcommand, checked through `--help`), `pip install` (the test's own environment is the install), the test
-command itself, extras CI does not install (EnvPool), and `torchrun` lines, whose several processes
-tests/entry/test_ddp.py starts. docs/write_your_own_algorithm.md's commands need the page's own files and run
+command itself, extras CI does not install (EnvPool), and `torchrun` lines, whose several processes (and
+machines) tests/entry/test_ddp.py and tests/worker/test_ray_cluster.py start. docs/write_your_own_algorithm.md's commands need the page's own files and run
 in tests/docs/test_guide.py.
 """
 from __future__ import annotations
@@ -48,7 +48,8 @@ SHORT_TRIALS, SHORT_EPISODES = '2', '1'
 SKIPPED = {
     'pip install': 'installs packages: the test runs in the installed environment',
     'python -m pytest': 'the test command itself',
-    'torchrun ': 'starts several learner processes: tests/entry/test_ddp.py runs torchrun',
+    'torchrun ': 'starts several learner processes (on several machines): tests/entry/test_ddp.py and '
+                 'tests/worker/test_ray_cluster.py run torchrun',
 }
 EXTRAS = {'env_manager.type=envpool': 'envpool'}  # a command needing an extra CI does not install: its module
 
