@@ -11,7 +11,10 @@ Two comparisons, each over seeds, two runs at a time (one per core), stop values
 Writes `results.json`, `curves_<comparison>.png` and `table.md` in `benchmarks/results/muzero/`.
 
     python benchmarks/muzero.py [--seeds 0 1 2] [--muzero-steps 20000] [--repr-steps 50000]
-        [--only muzero|ablation|repr] [--no-lightzero]
+        [--only muzero|ablation|repr] [--no-lightzero] [--skip RUN ...] [--parallel 2]
+
+`--skip` leaves runs out of their comparisons by run name (a zoo config, or a key of VARIANTS: e.g.
+`cartpole_muzero_reanalyze`); `--parallel 1` runs tidal's runs one after another on a shared machine.
 
 `ablation` changes one thing at a time from `cartpole_muzero`: a quarter of each batch reanalyzed with the
 same 10-step targets; the reanalyze of `cartpole_muzero_reanalyze` (5-step targets shrinking with age);
@@ -92,6 +95,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/muzero)')
     parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
     parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
+    parser.add_argument('--parallel', type=int, choices=[1, 2], default=PARALLEL_RUNS,
+                        help="tidal's runs at a time without LightZero (default: %(default)s, one per core)")
+    parser.add_argument('--skip', nargs='+', default=[], metavar='RUN',
+                        help='run names (zoo configs or variant keys) to leave out of their comparisons')
     parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
     parser.add_argument('--no-lightzero', action='store_true', help="leave LightZero's MuZero out of `muzero`")
     parser.add_argument('--lightzero-seeds', type=int, nargs='+', default=[0],
@@ -99,6 +106,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--lightzero-wall-seconds', type=float, default=3000,
                         help='wall clock after which a LightZero run stops at its next evaluation (default: %(default)s)')
     args = parser.parse_args(argv)
+    known = {config for spec in COMPARISONS.values() for config in spec.configs.values()}
+    unknown = sorted(set(args.skip) - known)
+    if unknown:
+        parser.error(f'--skip: unknown run name(s) {unknown}; known: {sorted(known)}')
     args.budgets = {'muzero': args.muzero_steps, 'ablation': args.muzero_steps, 'repr': args.repr_steps}
     if args.quick:
         args.budgets = {name: QUICK_STEPS for name in args.budgets}
@@ -111,7 +122,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def variants(args: argparse.Namespace, comparison: str) -> dict[str, str]:
     """Label -> config of the comparison's runs: tidal's zoo configs, then LightZero's unless left out."""
     spec = COMPARISONS[comparison]
-    found = dict(spec.configs)
+    found = {label: config for label, config in spec.configs.items() if config not in args.skip}
     if spec.lightzero_pair is not None and not args.no_lightzero:
         found[LIGHTZERO_LABEL] = LIGHTZERO_RUN
     return found
@@ -144,7 +155,7 @@ def lanes(args: argparse.Namespace) -> list[list[Job]]:
                     tidal.append(job(args, name, config, seed))
     if lightzero:
         return [lightzero, tidal]
-    return [tidal[0::PARALLEL_RUNS], tidal[1::PARALLEL_RUNS]]
+    return [tidal[i::args.parallel] for i in range(args.parallel)]
 
 
 def seconds_to(run: dict, level: float) -> float | None:
@@ -185,12 +196,14 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
             'mean_eval_return': means, 'final_returns': finals, 'wall_time': walls,
             'commands': [shown_command(job(args, name, config, seed).cmd, args.threads) for seed in seeds[label]],
             'runs': dict(zip(seeds[label], runs[label]))}
+    tidal_runs = {label: config for label, config in configs.items() if config != LIGHTZERO_RUN}
     section = [f'## {title}, {steps} env steps ({fmt_steps(steps)})', '',
-               'Configs ' + ', '.join(f'`{c}`' for c in spec.configs.values() if c not in VARIANTS) + ' as shipped, stop '
+               'Configs ' + ', '.join(f'`{c}`' for c in tidal_runs.values() if c not in VARIANTS) + ' as shipped, stop '
                'value removed' + ''.join(f'; {label}: `{zoo_config(c)[0]}` with {", ".join(VARIANTS[c][1])}'
-                                        for label, c in spec.configs.items() if c in VARIANTS) + '.'
+                                        for label, c in tidal_runs.items() if c in VARIANTS) + '.'
                + (f' {LIGHTZERO_LABEL}: LightZero\'s own CartPole MuZero config, see the notes.'
-                  if LIGHTZERO_LABEL in configs else ''), '',
+                  if LIGHTZERO_LABEL in configs else '')
+               + ''.join(f' Left out (`--skip`): `{c}`.' for c in spec.configs.values() if c in args.skip), '',
                markdown_table(rows, marks, first_column='variant'), '', '\n'.join(lines), '',
                f'![{name} curves](curves_{name}.png)', '']
     return result, section
@@ -202,7 +215,7 @@ def build_report(args: argparse.Namespace) -> str:
     results: dict = {'benchmark': 'muzero', 'seeds': args.seeds, 'threads': args.threads, 'versions': vers,
                      'comparisons': {}}
     sections = ['# MuZero: CartPole with and without reanalyze; its representation under PPO', '',
-                f'Seeds {args.seeds}, {args.threads} torch thread(s) per run, {PARALLEL_RUNS} runs at a time (one per '
+                f'Seeds {args.seeds}, {args.threads} torch thread(s) per run, {args.parallel} run(s) at a time (one per '
                 'core), stop values removed so every seed runs the whole budget.', '']
     for name in args.only:
         results['comparisons'][name], section = comparison_report(args, name)

@@ -14,7 +14,8 @@ main_config = dict(
         model=dict(latent_size=64, hidden_sizes=[128, 128], value_support_size=25, reward_support_size=5),
         # uniform replay: with the former priorities (sqrt of the value cross-entropy, alpha 1) seed 0 reached 500 at
         # 2k env steps, fell back to ~130 and stayed there to 20k; with uniform replay seeds 0 and 1 held 440-500 once
-        # they got there. The value-error priorities that replaced them are not measured here yet
+        # they got there. The value-error priorities that replaced them do not collapse either, but were not shown
+        # to help (benchmarks/results.md, section 11)
         priority=False,
         learn=dict(batch_size=256, update_per_collect=16),
         # 8 steps of each of the 8 envs per collection

@@ -32,7 +32,7 @@ main_config = dict(
         repr=dict(
             # PPO's gradients train h too (the default, as in ALF): with h trained by MuZero's losses alone
             # (CartPole's reward is always 1, so they say little about which action to take) 1 of 3 seeds reached
-            # 475 in 50k env steps; with PPO's gradients all 3 did, at 15.4k (median)
+            # 475 in 50k env steps; with PPO's gradients all 3 did, at 18.4k (median; benchmarks/results.md, section 11)
             encoder_grad=True,
             num_unroll_steps=5,
             td_steps=10,
