@@ -254,3 +254,18 @@ def test_a_killed_driver_resumes_from_its_last_checkpoint(tmp_path, monkeypatch)
     log = (run_dir / 'log.txt').read_text()
     assert 'resumed at env step' in log and 'restart their episodes' not in log  # sync: the workers' envs saved
     assert log.rstrip().endswith('run ended: budget of 400 env steps reached')
+
+
+def test_a_policy_error_on_a_worker_stops_the_run_at_once_naming_it(tmp_path):
+    """A broken contract of the policy fails the same way after any restart: none is made."""
+    with pytest.raises(WorkerError) as err:
+        serial_pipeline_onpolicy('cartpole_ppo', seed=0, max_env_step=256, progress=False,
+                                 overrides=['import_names=[ray_test_policies]',
+                                            'policy.type=test_ray_grid_advantage_ppo',
+                                            'env.collector_env_num=2', 'policy.collect.n_sample=64',
+                                            'collector.type=ray', 'collector.num_workers=1',
+                                            'env.n_evaluator_episode=1', 'env.evaluator_env_num=1',
+                                            f'exp_name={tmp_path / "run"}'])
+    assert str(err.value).startswith('Ray worker 0 (collector envs 0..1) failed at env step 0: policy '
+                                     "'test_ray_grid_advantage_ppo': _get_train_sample returned column 'advantage'")
+    assert 'restarting' not in (tmp_path / 'run' / 'log.txt').read_text()

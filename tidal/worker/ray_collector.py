@@ -33,7 +33,7 @@ from easydict import EasyDict
 
 from tidal.config.tree import to_plain
 from tidal.base.collector import EpisodeStats
-from tidal.base.errors import TidalError
+from tidal.base.errors import ConfigError, PolicyError, TidalError
 from tidal.base.modes import CollectView
 from tidal.rl_utils.normalizer import moments_added
 from tidal.worker.collector import steps_per_env
@@ -312,6 +312,9 @@ class RayCollector:
         first = index * self.envs_per_worker
         where = (f'Ray worker {index} (collector envs {first}..{first + self.envs_per_worker - 1}) failed '
                  f'at env step {self.env_step}')
+        if isinstance(getattr(err, 'cause', None), (PolicyError, ConfigError)):
+            # the policy's or the config's own error fails the same way in a fresh process: no restart
+            raise WorkerError(f'{where}: {one_line(err.cause)}') from None  # type: ignore[attr-defined]
         if self._failures[index] > self.max_restarts:
             raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
                               f'(collector.max_restarts={self.max_restarts}): {error_cause(err)}') from None
