@@ -108,7 +108,7 @@ def build_report(args: argparse.Namespace) -> str:
 
     args.out.mkdir(parents=True, exist_ok=True)
     plot_curves({POLICIES[p]: runs[p] for p in POLICIES}, args.out / 'curves.png',
-                f'{ENV_ID}, {len(args.seeds)} seed(s): median, min-max band',
+                f'{ENV_ID}{ALF_TITLE if args.alf else ""}, {len(args.seeds)} seed(s): median, min-max band',
                 ylabel='eval return (TAAC: epsilon-greedy 0.1)', published={f'{SB3_ZOO_SOURCE}, SAC': published})
     results = {'benchmark': 'halfcheetah_alf' if args.alf else 'halfcheetah', 'env_id': ENV_ID, 'steps': args.steps, 'seeds': args.seeds,
                'threads': args.threads, 'milestones': marks, 'versions': vers, 'commands': commands,
