@@ -68,15 +68,15 @@ def _import_module(name: str, source: str) -> None:
 def _import_file(path: str, source: str) -> None:
     """Import the file `path` as the module named after it, once (a second call finds it imported)."""
     file = os.path.abspath(path)
+    stem = module_name(file)
     if not os.path.isfile(file):
         if os.path.isdir(file):
             raise TidalError(f"cannot import '{path}' named in {source}: file is a folder; name a .py file")
-        if module_name(path) in sys.modules:
+        if stem in sys.modules:
             return  # a run's saved entry, its module given again with --import from another folder
         raise TidalError(f"cannot import '{path}' named in {source}: file not found"
                          + ("; run tidal from the folder it was given in, or give it again with --import "
                             "PATH_TO_IT" if source == 'import_names' else ''))
-    stem = os.path.splitext(os.path.basename(file))[0]
     if not file.endswith('.py') or not stem.isidentifier():
         raise TidalError(f"cannot import '{path}' named in {source}: a module file is named NAME.py, NAME "
                          f"a Python identifier")

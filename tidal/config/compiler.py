@@ -32,7 +32,8 @@ _CREATE_SCHEMA = {
     'env_manager': {'type': ''},
     'policy': {'type': '', 'import_names': []},
 }
-_IMPORT_PATHS = (('import_names',), ('env', 'import_names'), ('policy', 'import_names'))
+#: Where a config names the modules to import before its types resolve.
+IMPORT_PATHS = (('import_names',), ('env', 'import_names'), ('policy', 'import_names'))
 _DEVICE = re.compile(r'cpu|cuda|auto|cuda:\d+')
 #: The largest seed: torch, numpy and gymnasium all take seeds in [0, 2**63 - 1].
 MAX_SEED = 2**63 - 1
@@ -57,7 +58,7 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     policy_type = _required_type(layers, 'policy')
     env_type = _required_type(layers, 'env')
     manager_type = _layered(layers, ('env_manager', 'type')) or 'base'
-    modules = {path: _module_union(layers, path) for path in _IMPORT_PATHS}
+    modules = {path: _module_union(layers, path) for path in IMPORT_PATHS}
     import_names(BUILTIN_MODULES)
     for names in modules.values():
         import_names(names)

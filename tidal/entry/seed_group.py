@@ -322,10 +322,11 @@ def _sync(path: Path) -> None:
 def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
     """The group's summary over every seed of group.json: `runs` (those trained in this process) as they stand,
     the others (ended before a resume) from their folder's summary.json."""
-    entries: dict[int, Optional[dict[str, Any]]] = {run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
-                              'env_step': run.env_step, 'train_iter': run.learner.train_iter,
-                              'last_return': run.last_return, 'best_return': _finite(run.best_return)}
-               for run in runs}
+    entries: dict[int, Optional[dict[str, Any]]] = {
+        run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
+                       'env_step': run.env_step, 'train_iter': run.learner.train_iter,
+                       'last_return': run.last_return, 'best_return': _finite(run.best_return)}
+        for run in runs}
     order = read_group(group_dir)['seeds']
     for seed in order:
         if seed not in entries:

@@ -41,12 +41,12 @@ def cut_events_after(log_dir: Path, env_step: int) -> None:
     """Drop every event stepped after `env_step` from the event files in `log_dir`; remove the files that keep
     no scalar."""
     for path in sorted(log_dir.glob(EVENT_GLOB)):
-        records = list(event_records(path))
-        kept = [record for record in records if Event.FromString(record).step <= env_step]
-        if not any(Event.FromString(record).HasField('summary') for record in kept):
+        records = [(record, Event.FromString(record)) for record in event_records(path)]
+        kept = [(record, event) for record, event in records if event.step <= env_step]
+        if not any(event.HasField('summary') for _, event in kept):
             path.unlink()
-        elif len(kept) < len(records) or _size(kept) < path.stat().st_size:
-            _rewrite(path, kept)
+        elif len(kept) < len(records) or _size([record for record, _ in kept]) < path.stat().st_size:
+            _rewrite(path, [record for record, _ in kept])
 
 
 def _size(records: list[bytes]) -> int:

@@ -42,12 +42,11 @@ class RunLogger:
             _truncate(self._text_path, resume_from['text_bytes'])
             _truncate(self._evals_path, resume_from['evals_bytes'])
             purge_step = resume_from['env_step'] + 1
-            if log_dir.is_dir():
-                cut_events_after(log_dir, resume_from['env_step'])
+            cut_events_after(log_dir, resume_from['env_step'])
         # event files are named by the second they open in: a resume within the same second as the killed
         # process would reopen (and overwrite) its file, so each writer of the run adds its own number
         self._writer = SummaryWriter(str(log_dir), purge_step=purge_step, flush_secs=FLUSH_SECS,
-                                     filename_suffix=f'.{next_writer_number(log_dir) if log_dir.is_dir() else 0}')
+                                     filename_suffix=f'.{next_writer_number(log_dir)}')
         self._event_error: Optional[OSError] = None
         self._guard_event_writes()
         self._writer.flush()  # the event file holds its header from the start, never 0 bytes

@@ -20,11 +20,12 @@ from typing import Any, Optional
 from easydict import EasyDict
 
 from tidal.base.errors import TidalError
+from tidal.config.compiler import IMPORT_PATHS
+from tidal.config.tree import lookup
 from tidal.registry import module_name
 
 PROBE_TIMEOUT_S = 5.0  # for a TCP connection to a cluster's head before Ray is asked to join it
-IMPORT_KEYS = (('import_names',), ('env', 'import_names'), ('policy', 'import_names'),
-               ('policy', 'model', 'import_names'))  # the modules a run's config imports
+IMPORT_KEYS = (*IMPORT_PATHS, ('policy', 'model', 'import_names'))  # the modules a run's config imports
 
 
 class RayClusterError(TidalError):
@@ -80,25 +81,14 @@ def by_module_names(cfg: EasyDict) -> None:
     names nothing on another node or from another working folder, while its module is on the import path
     (shipped by `runtime_env`, or in the driver's import path the worker takes up)."""
     for keys in IMPORT_KEYS:
-        section = _section(cfg, keys[:-1])
-        if section is not None and section.get(keys[-1]):
+        section = lookup(cfg, keys[:-1])
+        if isinstance(section, dict) and section.get(keys[-1]):
             section[keys[-1]] = [module_name(entry) for entry in section[keys[-1]]]
 
 
 def _import_entries(cfg: EasyDict) -> list[str]:
     """Every module name and file path that `cfg` imports (`import_names`, and the env's, policy's, model's)."""
-    entries: list[str] = []
-    for keys in IMPORT_KEYS:
-        section = _section(cfg, keys[:-1])
-        entries.extend((section or {}).get(keys[-1]) or [])
-    return entries
-
-
-def _section(cfg: EasyDict, keys: tuple[str, ...]) -> Optional[dict]:
-    section: Any = cfg
-    for key in keys:
-        section = section.get(key) if isinstance(section, dict) else None
-    return section if isinstance(section, dict) else None
+    return [entry for keys in IMPORT_KEYS for entry in lookup(cfg, keys) or []]
 
 
 def _source(entry: str) -> Optional[Path]:

@@ -312,9 +312,10 @@ class RayCollector:
         first = index * self.envs_per_worker
         where = (f'Ray worker {index} (collector envs {first}..{first + self.envs_per_worker - 1}) failed '
                  f'at env step {self.env_step}')
-        if isinstance(getattr(err, 'cause', None), (PolicyError, ConfigError)):
+        cause = getattr(err, 'cause', None)
+        if isinstance(cause, (PolicyError, ConfigError)):
             # the policy's or the config's own error fails the same way in a fresh process: no restart
-            raise WorkerError(f'{where}: {one_line(err.cause)}') from None  # type: ignore[attr-defined]
+            raise WorkerError(f'{where}: {one_line(cause)}') from None
         if self._failures[index] > self.max_restarts:
             raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
                               f'(collector.max_restarts={self.max_restarts}): {error_cause(err)}') from None

@@ -91,11 +91,8 @@ def _saved_config(run_dir: Path) -> dict | None:
     return config
 
 
-def config_identity(run_dir: str | os.PathLike) -> str | None:
-    """The run's resolved config without its per-seed keys, as canonical JSON; None without config.yaml."""
-    config = _saved_config(Path(run_dir))
-    if config is None:
-        return None
+def config_identity(config: dict) -> str:
+    """A run's saved config without its per-seed keys, as canonical JSON: equal for the seeds of one config."""
     main = dict(config.get('main_config') or {})
     for key in PER_SEED_KEYS:
         main.pop(key, None)
@@ -128,12 +125,13 @@ def group_runs(run_dirs: Sequence[str | os.PathLike]) -> list[RunGroup]:
         if run_dir.resolve() in seen:
             continue
         seen.add(run_dir.resolve())
-        identity = config_identity(run_dir)
-        key = identity if identity is not None else f'#run {index}'
-        seed = (_saved_config(run_dir) or {}).get('main_config', {}).get('seed') if identity is not None else None
-        if seed is not None and seed in seeds.setdefault(key, set()):
+        config = _saved_config(run_dir)  # read once: its identity and its seed
+        key = config_identity(config) if config is not None else f'#run {index}'
+        seed = (config.get('main_config') or {}).get('seed') if config is not None else None
+        counted = seeds.setdefault(key, set())
+        if seed is not None and seed in counted:
             repeats.setdefault(key, []).append(run_dir)
             continue
-        seeds.setdefault(key, set()).add(seed)
+        counted.add(seed)
         members.setdefault(key, []).append(run_dir)
     return [RunGroup(group_label(runs), tuple(runs), tuple(repeats.get(key, ()))) for key, runs in members.items()]
