@@ -115,6 +115,35 @@ class LearnView:
 
 
 @dataclass(frozen=True)
+class ActingSteps:
+    """A collect or eval forward in the three steps a seed group batches over its seeds.
+
+    `prepare(obs)` gives the network input (it may update the seed's own running statistics), `draw(input,
+    generator)` every random number the step uses, in the order a plain forward draws them (None: no draws),
+    and `act(model, input, noise)` the policy output from those alone. `act` reads nothing of the policy but
+    `model` and its config and uses only trailing dimensions, so the group runs it once on a twin of `model`
+    whose weights are the seeds' stacked ones, on inputs [S, N, ...]. The plain forward is
+    `act(model, x, draw(x, generator))` with `x = prepare(obs)`.
+    """
+
+    prepare: Callable[[Any], Any]
+    draw: Callable[[Any, Optional[torch.Generator]], Any]
+    act: Callable[[Any, Any, Any], dict[str, torch.Tensor]]
+    model: torch.nn.Module
+    generator: Optional[torch.Generator] = None  # what a plain forward draws from (None: torch's global one)
+
+    def forward(self, obs: Any) -> dict[str, torch.Tensor]:
+        """The plain forward of one seed."""
+        inputs = self.prepare(obs)
+        return self.act(self.model, inputs, self.draw(inputs, self.generator))
+
+
+def no_draw(inputs: Any, generator: Optional[torch.Generator]) -> None:
+    """`ActingSteps.draw` of a forward that draws nothing (a greedy action)."""
+    return None
+
+
+@dataclass(frozen=True)
 class CollectView:
     forward: Callable[..., dict[str, torch.Tensor]]
     random_action: Callable[[Any], dict[str, torch.Tensor]]
@@ -127,6 +156,7 @@ class CollectView:
     load_weights: Callable[[dict[str, Any]], None]
     running_statistics: Callable[[], Mapping[str, RunningStatistic]]
     cfg: EasyDict
+    steps: Optional[ActingSteps] = None  # `forward` in steps a seed group batches; None: it acts per seed
 
 
 @dataclass(frozen=True)
@@ -135,6 +165,7 @@ class EvalView:
     reset: ResetEnvs
     seed: Callable[[int], None]
     cfg: EasyDict
+    steps: Optional[ActingSteps] = None  # `forward` in steps a seed group batches; None: it acts per seed
 
 
 class TrajectoryStore(Protocol):

@@ -24,11 +24,15 @@ def tree_map(fn: Callable[[Any], Any], tree: Any, sequences: bool = False) -> An
     return fn(tree)
 
 
-def tree_zip_map(fn: Callable[[list[Any]], Any], trees: Sequence[Any]) -> Any:
-    """Apply `fn` to the list of same-place leaves of nests that share the structure of the first."""
+def tree_zip_map(fn: Callable[[list[Any]], Any], trees: Sequence[Any], sequences: bool = False) -> Any:
+    """Apply `fn` to the list of same-place leaves of nests that share the structure of the first (lists and
+    tuples walked too when `sequences`)."""
     first = trees[0]
     if isinstance(first, dict):
-        return {key: tree_zip_map(fn, [tree[key] for tree in trees]) for key in first}
+        return {key: tree_zip_map(fn, [tree[key] for tree in trees], sequences) for key in first}
+    if sequences and type(first) in (list, tuple):
+        items = [tree_zip_map(fn, [tree[index] for tree in trees], sequences) for index in range(len(first))]
+        return items if isinstance(first, list) else tuple(items)
     return fn(list(trees))
 
 

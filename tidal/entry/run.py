@@ -155,7 +155,7 @@ class Run:
         }
 
     def _save_latest(self, finished: Optional[str] = None) -> None:
-        self._check_finite()  # never replace the last good checkpoint by a diverged one
+        self.check_finite()  # never replace the last good checkpoint by a diverged one
         self._take_remote_eval(wait=True)  # the checkpoint holds every evaluation submitted before it
         state = self._latest_state(finished)
         if self.dist.is_main:
@@ -261,19 +261,35 @@ class Run:
         """One step of the data feed (collect, learn), within the env steps left."""
         warm = self.feed.warmed_up()
         try:
-            self.feed.step(self.lockstep.env_budget(self.max_env_step, self.env_step))
+            self.feed.step(self.env_budget())
         except Exception as err:
-            # a NaN action, env value or sampling error usually follows a NaN update: name that first
-            self._check_finite()
-            if isinstance(err, NonFiniteError):
-                raise NonFiniteError(f'{err}; {self._last_good()}') from err
-            raise
+            failure = self.step_failure(err)
+            if failure is err:
+                raise
+            raise failure from err
         self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
         self._bar.update(self.env_step - self._bar.n)
 
+    def env_budget(self) -> Optional[int]:
+        """Env steps left of this rank's budget (None: no env-step budget)."""
+        return self.lockstep.env_budget(self.max_env_step, self.env_step)
+
+    def step_failure(self, err: Exception) -> Exception:
+        """The error to raise for `err` from a feed step: a NaN action, env value or sampling error usually
+        follows a NaN update, which is named first (raised here); a non-finite action names the last good
+        checkpoint."""
+        self.check_finite()
+        if isinstance(err, NonFiniteError):
+            return NonFiniteError(f'{err}; {self._last_good()}')
+        return err
+
+    def concluding_eval_due(self) -> bool:
+        """Whether `conclude` evaluates: the last update was not evaluated."""
+        return self.evaluator.last_eval_iter != self.learner.train_iter
+
     def conclude(self, outcome: str) -> None:
         """The run's last evaluation (unless its last update was evaluated) and final checkpoint."""
-        if self.evaluator.last_eval_iter != self.learner.train_iter:
+        if self.concluding_eval_due():
             self._evaluate()
         self._save_latest(finished=outcome)  # after the last evaluation's row (one on the actor is waited for)
 
@@ -292,7 +308,8 @@ class Run:
         self._close(outcome)
         shutdown_distributed()
 
-    def _eval_due(self) -> bool:
+    def eval_due(self) -> bool:
+        """Whether the top of the loop evaluates here (always after the warm-up, when the schedule says so)."""
         return self.feed.warmed_up() and self.evaluator.should_eval(self.learner.train_iter, self.env_step)
 
     @property
@@ -311,7 +328,7 @@ class Run:
     def _evaluate_if_due(self) -> bool:
         """Take an evaluation the actor finished, evaluate when due; True once the stop value is reached."""
         self._take_remote_eval(wait=False)
-        return self._stop_reached or (self._eval_due() and self._evaluate())
+        return self._stop_reached or (self.eval_due() and self._evaluate())
 
     def _evaluate(self) -> bool:
         """Evaluate (rank 0 only), here or on the eval actor; True when the stop value is reached."""
@@ -321,14 +338,14 @@ class Run:
         if not self.dist.is_main:
             self.evaluator.mark_evaluated(train_iter, env_step)
             return False
-        self._check_finite()
+        self.check_finite()
         if self.remote_eval is not None:
             self._take_remote_eval(wait=True)  # one in flight at a time
             self.evaluator.mark_evaluated(train_iter, env_step)
             self.remote_eval.submit(self.policy.weights(), train_iter, env_step, self._wall_time(), collected,
                                     self.policy.learn_mode.state_dict())
             return self._stop_reached
-        result = self.evaluator.eval(train_iter, env_step, self._videos_due())
+        result = self.evaluator.eval(train_iter, env_step, self.videos_due())
         self._record_eval(result, train_iter, env_step, self._wall_time(), collected)
         return self._stop_reached
 
@@ -362,7 +379,7 @@ class Run:
             self.on_eval(row)
         self._stop_reached |= self.evaluator.reached_stop_value(result)
 
-    def _videos_due(self) -> list[Path]:
+    def videos_due(self) -> list[Path]:
         """The file for this evaluation's first episode every `video_every` evaluations, named by env step."""
         if not self.video_every or self.evals_done % self.video_every:
             return []
@@ -384,7 +401,7 @@ class Run:
         tqdm.write(f'tidal: {message}', file=sys.stderr)
 
     def _log_train(self, learner: Learner, info: dict[str, Any]) -> None:
-        self._check_finite()
+        self.check_finite()
         values = scalars(info, learner.logged_names)
         values.update(self.collector.monitor())
         if self.remote_eval is not None:
@@ -403,7 +420,7 @@ class Run:
         self._returns_to_eval.extend(returns)
 
     # ----- finite or stop --------------------------------------------------------------------
-    def _check_finite(self) -> None:
+    def check_finite(self) -> None:
         """Stop at the first NaN or inf in a monitored value or a parameter, naming it."""
         self.learner.check_finite(self.policy.model, self.env_step, self._last_good())
 

@@ -39,6 +39,8 @@ from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import GeneratorSnapshot
 from tidal.worker.run_groups import expand_seed_groups, read_group, seed_folder
+from tidal.worker.evaluator import EvalEpisodes
+from tidal.worker.seed_acting import SeedActor, SeedFailed, collect_together, evaluate_together
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
@@ -112,8 +114,16 @@ class SeedGroup:
             for member in self.members:
                 member.run.release_envs()
             raise
-        self.stack = SeedStack([member.run.policy for member in self.members])
+        self._restack()
         self._last_plot = -float('inf')
+        self._told_per_seed: set[str] = set()  # the modes whose forward was said to run per seed
+
+    def _restack(self) -> None:
+        """Stack the live seeds' weights (again, once a seed has left): later steps cost only the seeds that
+        train; their forwards act through the new stack."""
+        self.stacked = self._live()
+        self.stack = SeedStack([member.run.policy for member in self.stacked])
+        self._actors: dict[str, Optional[SeedActor]] = {}
 
     # ----- the loop ----------------------------------------------------------------------------
     def train(self) -> list[Policy]:
@@ -133,11 +143,15 @@ class SeedGroup:
                 if any(member.run.checkpoint_due() for member in self._live()):
                     for member in self._live():  # every seed saves in the same round, so they resume together
                         member.run.request_checkpoint()
-                for member in self._live():
-                    ended = self._turn(member, member.run.top_of_loop)
-                    if ended is not None:
-                        self._finish(member, ended)
+                self._evaluate_together([member for member in self._live() if member.run.eval_due()])
+                endings = [(member, self._turn(member, member.run.top_of_loop)) for member in self._live()]
+                ended = [(member, outcome) for member, outcome in endings if outcome is not None and member.live]
+                # the seeds' last evaluations (of those whose last update was not evaluated), together
+                self._evaluate_together([member for member, _ in ended if member.run.concluding_eval_due()])
+                for member, outcome in ended:
+                    self._finish(member, outcome)
                 self._commit()
+                self._collect_together()
                 for member in self._live():
                     self._turn(member, member.run.feed_step)
                 self._update()
@@ -207,12 +221,12 @@ class SeedGroup:
                 for member in live:
                     self._turn(member, requests[member.seed].mode.reset, own_generators=False)
                 continue
+            stacked = self.stacked  # a seed that stops while its update is counted restacks the others
             plans = [None if member.seed not in requests else self._plan(member, requests[member.seed])
-                     for member in self.members]
-            batches = [None if member.seed not in requests else requests[member.seed].batch
-                       for member in self.members]
+                     for member in stacked]
+            batches = [None if member.seed not in requests else requests[member.seed].batch for member in stacked]
             infos = self.stack.update(plans, batches)
-            for member, info in zip(self.members, infos):
+            for member, info in zip(stacked, infos):
                 if member.seed in requests and info is not None:
                     self._count(member, requests[member.seed], info)
 
@@ -257,8 +271,81 @@ class SeedGroup:
 
     def _close(self, member: Member, outcome: str) -> None:
         member.live = False
-        self.stack.release(self.members.index(member))
+        if member in self.stacked:
+            self.stack.release(self.stacked.index(member))
+            if self._live():
+                self._restack()
         member.run.close(outcome)
+
+    # ----- acting for every seed at once ---------------------------------------------------------
+    def _actor(self, mode: str) -> Optional[SeedActor]:
+        """The stacked forward of `mode` ('collect' or 'eval') for the stacked seeds, None where their policy
+        acts per seed (it states no `ActingSteps` for the mode)."""
+        if mode not in self._actors:
+            views = [member.run.policy.collect_mode if mode == 'collect' else member.run.policy.eval_mode
+                     for member in self.stacked]
+            steps = [view.steps for view in views]
+            self._actors[mode] = None if any(step is None for step in steps) else SeedActor(
+                self.stack, [step for step in steps if step is not None], mode)
+        return self._actors[mode]
+
+    def _acted(self, actor: SeedActor) -> None:
+        """Say once, in one line, that a mode's forward runs per seed after all, and why."""
+        if actor.why_per_seed is not None and actor.mode not in self._told_per_seed:
+            self._told_per_seed.add(actor.mode)
+            tqdm.write(f"tidal: the seeds' {actor.mode} forwards run one per seed: {actor.why_per_seed}",
+                       file=sys.stderr)
+
+    def _failed(self, members: Sequence[Member]) -> SeedFailed:
+        """Stop the seed at a position of `members` that failed in a step made for all seeds, as its own step
+        failing would."""
+        def failed(index: int, err: Exception) -> None:
+            member = members[index]
+            self._turn(member, lambda: _raise(member.run.step_failure(err), err), own_generators=False)
+        return failed
+
+    def _collect_together(self) -> None:
+        """Make the collections the live seeds' next feed steps start with, all seeds acting in one forward per
+        env step, and hand each its sample; the warm-up's random actions and a policy that acts per seed collect
+        in their feed steps."""
+        actor = self._actor('collect')
+        if actor is None:
+            return
+        orders = [getattr(member.run.feed, 'collection', lambda budget: None)(member.run.env_budget())
+                  if member.live else None for member in self.stacked]
+        together = [order for order in orders if order is not None and not order[1]]
+        if not together:
+            return
+        n_sample = together[0][0]
+        collectors = [member.run.collector if order == (n_sample, False) else None
+                      for member, order in zip(self.stacked, orders)]
+        samples = collect_together(collectors, actor, n_sample, self._failed(self.stacked))
+        self._acted(actor)
+        for member, collector, sample in zip(self.stacked, collectors, samples):
+            if collector is not None and sample is not None and member.live:
+                collector.hand(False, sample)
+
+    def _evaluate_together(self, members: Sequence[Member]) -> None:
+        """Evaluate `members` (live seeds whose evaluation is due) in one forward per env step and hand each
+        seed's evaluator its result, which the seed's top of the loop then records."""
+        actor = self._actor('eval')
+        if actor is None or not members:
+            return
+        for member in members:  # a NaN weight stops its seed before it acts, as its own evaluation would
+            self._turn(member, member.run.check_finite, own_generators=False)
+        due = [member for member in members if member.live]
+        positions = {self.stacked.index(member): member for member in due}
+        runs: list[Optional[EvalEpisodes]] = [None] * len(self.stacked)
+        for index, member in positions.items():
+            run = member.run
+            runs[index] = self._turn(member, lambda: run.evaluator.start(run.learner.train_iter, run.env_step,
+                                                                         run.videos_due()), own_generators=False)
+        evaluate_together(runs, actor, self._failed(self.stacked))
+        self._acted(actor)
+        for index, member in positions.items():
+            episodes = runs[index]
+            if member.live and episodes is not None:
+                member.run.evaluator.hand(member.run.learner.train_iter, member.run.env_step, episodes.result())
 
     # ----- the aggregate folder ------------------------------------------------------------------
     def _plot_due(self) -> None:
@@ -354,6 +441,12 @@ def _ended_seed(group_dir: Path, seed: int) -> Optional[dict[str, Any]]:
     return {'seed': seed, 'run_dir': run_dir.name, 'env_step': own.get('env_step'),
             'train_iter': own.get('train_iter'), 'last_return': own.get('last_return'),
             'best_return': _finite(own.get('best_return'))}
+
+
+def _raise(error: Exception, cause: Exception) -> None:
+    if error is cause:
+        raise error
+    raise error from cause
 
 
 def _finite(value: Optional[float]) -> Optional[float]:

@@ -74,13 +74,15 @@ class _PolicyValueNetwork(nn.Module):
         return self.policy_head(self.encoder(obs), action_mask)
 
     def act(self, obs: torch.Tensor, action_mask: Optional[torch.Tensor] = None,
-            deterministic: bool = False, generator: Optional[torch.Generator] = None) -> torch.Tensor:
-        """A sampled (drawn from `generator`, torch's global one when None) or the most likely action [B, ...],
-        without building a distribution: the per-env-step path of collection and evaluation."""
+            deterministic: bool = False, generator: Optional[torch.Generator] = None,
+            noise: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """A sampled (from `noise`, the head's `draw`, else drawn from `generator`, torch's global one when None)
+        or the most likely action [B, ...], without building a distribution: the per-env-step path of collection
+        and evaluation."""
         features = self.encoder(obs)
         if deterministic:
             return self.policy_head.mode(features, action_mask)
-        return self.policy_head.sample(features, action_mask, generator)
+        return self.policy_head.sample(features, action_mask, generator, noise)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self._value_features(obs)).squeeze(-1)

@@ -22,10 +22,16 @@ class CategoricalPolicyHead(nn.Module):
         return Categorical(logits=masked_logits(self.logits(features), action_mask), validate_args=False)
 
     def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None,
-               generator: torch.Generator | None = None) -> torch.Tensor:
+               generator: torch.Generator | None = None, noise: torch.Tensor | None = None) -> torch.Tensor:
         """A sample [B] straight from the logits: `Categorical` normalizes them first, which costs more
-        than the rest of a one-env step."""
-        return gumbel_max_sample(masked_logits(self.logits(features), action_mask), generator)
+        than the rest of a one-env step. `noise`: the uniform draws of `draw`, made beforehand."""
+        return gumbel_max_sample(masked_logits(self.logits(features), action_mask), generator, noise)
+
+    def draw(self, batch: tuple[int, ...], generator: torch.Generator | None = None) -> torch.Tensor:
+        """The uniform numbers `sample` draws for a batch of shape `batch`, from `generator`."""
+        weight = self.logits.weight
+        return torch.rand((*batch, self.logits.out_features), dtype=weight.dtype, device=weight.device,
+                          generator=generator)
 
     def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The most likely allowed action [B]."""
@@ -50,10 +56,18 @@ class GaussianPolicyHead(nn.Module):
         return Independent(Normal(mu, std, validate_args=False), 1, validate_args=False)
 
     def sample(self, features: torch.Tensor, action_mask: torch.Tensor | None = None,
-               generator: torch.Generator | None = None) -> torch.Tensor:
-        """A sample [B, action_dim]: mean plus std times standard normal noise."""
+               generator: torch.Generator | None = None, noise: torch.Tensor | None = None) -> torch.Tensor:
+        """A sample [B, action_dim]: mean plus std times standard normal noise (`noise`: drawn beforehand)."""
         mu = self.mu(features)
-        return mu + self.log_std.exp() * torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
+        if noise is None:
+            noise = torch.randn(mu.shape, dtype=mu.dtype, device=mu.device, generator=generator)
+        return mu + self.log_std.exp() * noise
+
+    def draw(self, batch: tuple[int, ...], generator: torch.Generator | None = None) -> torch.Tensor:
+        """The standard normal numbers `sample` draws for a batch of shape `batch`, from `generator`."""
+        weight = self.mu.weight
+        return torch.randn((*batch, self.mu.out_features), dtype=weight.dtype, device=weight.device,
+                           generator=generator)
 
     def mode(self, features: torch.Tensor, action_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The mean action [B, action_dim]."""

@@ -15,7 +15,7 @@ from easydict import EasyDict
 from tidal.base.defaults import FreeDict, class_defaults, mro_owners
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
-from tidal.base.modes import CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
+from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.registration import check_rules_declared
 from tidal.models.acting import ActingNetwork
@@ -236,12 +236,26 @@ class Policy:
             process_transition=self._process_transition, get_train_sample=self._get_train_sample,
             reset=self._reset_collect, state_dict=self._state_dict_collect,
             load_state_dict=self._load_state_dict_collect, weights=self.weights, load_weights=self.load_weights,
-            running_statistics=self.running_statistics, cfg=self._cfg)
+            running_statistics=self.running_statistics, cfg=self._cfg, steps=self._own_acting_steps('collect'))
 
     @property
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
-        return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg)
+        return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg,
+                        steps=self._own_acting_steps('eval'))
+
+    def _own_acting_steps(self, mode: str) -> Optional[ActingSteps]:
+        """`_acting_steps(mode)`, unless a subclass overrides the mode's forward below the class that stated
+        them (its forward then acts otherwise)."""
+        forward = '_forward_collect' if mode == 'collect' else '_forward_eval'
+        if not issubclass(_owner(type(self), '_acting_steps'), _owner(type(self), forward)):
+            return None
+        return self._acting_steps(mode)
+
+    def _acting_steps(self, mode: str) -> Optional[ActingSteps]:
+        """The collect ('collect') or eval ('eval') forward as `ActingSteps`, which a seed group runs once for all
+        its seeds; None (the default) has the group call each seed's `_forward_collect` / `_forward_eval`."""
+        return None
 
     @classmethod
     def plans_updates(cls) -> bool:

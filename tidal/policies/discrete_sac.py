@@ -12,13 +12,13 @@ allowed action instead; off by default, since the actor's entropy bonus already 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import torch
 import torch.nn.functional as F
 
 from tidal.base.errors import ConfigError
-from tidal.base.modes import Timestep
+from tidal.base.modes import ActingSteps, Timestep, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.policies.common import bootstrap_mask, sample_categorical, sample_weight, split_action_mask
@@ -179,10 +179,17 @@ class DiscreteSACPolicy(SACPolicy):
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
         """The most likely allowed action (eval.deterministic), else one sampled as collection does."""
         if self._cfg.eval.deterministic:
-            observation, mask = split_action_mask(obs)
-            return {'action': masked_logits(self._model.actor(observation), mask).argmax(dim=-1)}
+            return self._greedy_steps().forward(obs)
         _, prob, _ = self._policy(obs)
         return {'action': sample_categorical(prob, self._eval_generator)}
+
+    def _acting_steps(self, mode: str) -> Optional[ActingSteps]:
+        """The greedy evaluation only: sampling draws with `torch.multinomial`, whose numbers cannot be drawn
+        before the probabilities are known, so a seed group samples per seed."""
+        return self._greedy_steps() if mode == 'eval' and self._cfg.eval.deterministic else None
+
+    def _greedy_steps(self) -> ActingSteps:
+        return ActingSteps(split_action_mask, no_draw, _act_greedy, self._model)
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
         """The argmax of the actor's masked logits, as eval.deterministic acts; under multi_agent on
@@ -201,3 +208,10 @@ def epsilon_at(env_step: int, schedule: Mapping[str, Any]) -> float:
     if schedule['type'] == 'exp':
         return end + (start - end) * math.exp(-env_step / decay)
     raise ConfigError(f"policy.other.eps.type must be 'linear', 'exp' or None, got {schedule['type']!r}")
+
+
+@torch.no_grad()
+def _act_greedy(model: Any, inputs: tuple[Any, Optional[torch.Tensor]], noise: None) -> dict[str, torch.Tensor]:
+    """The most likely allowed action (`ActingSteps.act` of the greedy evaluation)."""
+    observation, mask = inputs
+    return {'action': masked_logits(model.actor(observation), mask).argmax(dim=-1)}

@@ -22,12 +22,12 @@ from tidal.base.errors import ConfigError
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, run_plan, split_action_mask
-from tidal.base.modes import EnvLayout, LearnView, Timestep
+from tidal.base.modes import ActingSteps, EnvLayout, LearnView, Timestep, no_draw
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import explained_variance, gae, normalize_advantage, ppo_policy_loss, ppo_value_loss, vtrace
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
-from tidal.base.nest import tree_map
+from tidal.base.nest import leading_dim, tree_map
 
 
 def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
@@ -251,16 +251,26 @@ class PPOPolicy(Policy):
         return stats
 
     # ----- collect mode ----------------------------------------------------------------------
-    @torch.no_grad()
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:
         """Only the policy acts per step; values and log-probabilities come batched with the rollout."""
-        observation, mask = self._observation(obs, update=True)
-        action = self._model.act(observation, action_mask=mask)
-        return {
-            # a Gaussian sample is learned from as drawn: the env adapter clips it to the env's bounds
-            'action': action,
-            'obs': observation if mask is None else {'observation': observation, 'action_mask': mask},
-        }
+        return self._acting('collect').forward(obs)
+
+    def _acting(self, mode: str) -> ActingSteps:
+        """Collection samples on observations that first extend the running statistics; evaluation takes the most
+        likely action under the frozen statistics (eval.deterministic), else samples from the eval generator."""
+        if mode == 'collect':
+            return ActingSteps(lambda obs: self._observation(obs, update=True), self._draw, _act_collect, self._model)
+        if self._cfg.eval.deterministic:
+            return ActingSteps(self._observation, no_draw, _act_greedy, self._model)
+        return ActingSteps(self._observation, self._draw, _act_sampled, self._model, self._eval_generator)
+
+    def _acting_steps(self, mode: str) -> Optional[ActingSteps]:
+        return self._acting(mode)
+
+    def _draw(self, inputs: tuple[Any, Optional[torch.Tensor]], generator: Optional[torch.Generator]
+              ) -> torch.Tensor:
+        """The noise of one sampled action per row of the (normalized) observations."""
+        return self._model.policy_head.draw((leading_dim(inputs[0]),), generator)
 
     def _process_transition(self, obs: Any, policy_output: dict[str, Any], timestep: Timestep) -> dict[str, Any]:
         reward = timestep.reward.to(torch.float32)
@@ -328,13 +338,10 @@ class PPOPolicy(Policy):
             self._reward_scaler.returns = state['returns'].to(self._device, torch.float64).clone()
 
     # ----- eval mode -------------------------------------------------------------------------
-    @torch.no_grad()
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:
         """The most likely action under the frozen statistics (eval.deterministic), else one sampled as
         collection does."""
-        observation, mask = self._observation(obs)
-        return {'action': self._model.act(observation, action_mask=mask, deterministic=self._cfg.eval.deterministic,
-                                          generator=self._eval_generator)}
+        return self._acting('eval').forward(obs)
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
         """The head's mode (argmax, or the Gaussian mean that the env adapter clips) behind the observation
@@ -343,3 +350,25 @@ class PPOPolicy(Policy):
         return ActingNetwork(HeadMode(self._model.encoder, self._model.policy_head),
                              input_names=('obs', 'action_mask') if action_mask else ('obs',), obs_normalizer=normalizer)
 
+
+
+# the acting steps of PPO's modes (`ActingSteps.act`): module-level, so that they read nothing but the model
+@torch.no_grad()
+def _act_collect(model: Any, inputs: tuple[Any, Optional[torch.Tensor]], noise: torch.Tensor) -> dict[str, Any]:
+    observation, mask = inputs
+    return {
+        # a Gaussian sample is learned from as drawn: the env adapter clips it to the env's bounds
+        'action': model.act(observation, action_mask=mask, noise=noise),
+        'obs': observation if mask is None else {'observation': observation, 'action_mask': mask},
+    }
+
+
+@torch.no_grad()
+def _act_greedy(model: Any, inputs: tuple[Any, Optional[torch.Tensor]], noise: None) -> dict[str, torch.Tensor]:
+    return {'action': model.act(inputs[0], action_mask=inputs[1], deterministic=True)}
+
+
+@torch.no_grad()
+def _act_sampled(model: Any, inputs: tuple[Any, Optional[torch.Tensor]], noise: torch.Tensor
+                 ) -> dict[str, torch.Tensor]:
+    return {'action': model.act(inputs[0], action_mask=inputs[1], noise=noise)}

@@ -11,7 +11,7 @@ state (MASAC, as DI-engine's `multi_agent` option of its SAC policies).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import numpy as np
 import torch
@@ -19,6 +19,7 @@ import torch
 from tidal.base.errors import TidalError
 from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, TanhMean
+from tidal.base.modes import ActingSteps, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight
@@ -179,23 +180,34 @@ class SACPolicy(MaxEntropyActorCritic):
         self._optimizer_policy.load_state_dict(state['optimizer_policy'])
 
     # ----- collect and eval ------------------------------------------------------------------
-    @torch.no_grad()
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:
-        action, _ = tanh_gaussian_sample(*self._model.actor(obs))
-        return {'action': action}
+        return self._acting('collect').forward(obs)
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
         shape = (leading_dim(obs), *self._agent_axes(), self._model.action_dim)
         return {'action': torch.rand(shape, device=self._device) * 2.0 - 1.0}
 
-    @torch.no_grad()
     def _forward_eval(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         """The mean action tanh(mu) (eval.deterministic), else a tanh-Gaussian sample as collection draws."""
-        mu, log_std = self._model.actor(obs)
+        return self._acting('eval').forward(obs)
+
+    def _acting(self, mode: str) -> ActingSteps:
+        """A tanh-Gaussian sample (collection; evaluation without eval.deterministic, from the eval generator), or
+        the mean action tanh(mu)."""
+        if mode == 'collect':
+            return ActingSteps(_as_given, self._draw, _act_sampled, self._model)
         if self._cfg.eval.deterministic:
-            return {'action': torch.tanh(mu)}
-        action, _ = tanh_gaussian_sample(mu, log_std, self._eval_generator)
-        return {'action': action}
+            return ActingSteps(_as_given, no_draw, _act_mean, self._model)
+        return ActingSteps(_as_given, self._draw, _act_sampled, self._model, self._eval_generator)
+
+    def _acting_steps(self, mode: str) -> Optional[ActingSteps]:
+        return self._acting(mode)
+
+    def _draw(self, obs: Any, generator: Optional[torch.Generator]) -> torch.Tensor:
+        """The standard normal noise of one action per row (and agent) of `obs`."""
+        weight = next(self._model.parameters())
+        return torch.randn((leading_dim(obs), *self._agent_axes(), self._model.action_dim), dtype=weight.dtype,
+                           device=weight.device, generator=generator)
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
         """tanh(mu), as eval.deterministic acts; under multi_agent on `agent_state` [B, agents, obs] alone,
@@ -210,3 +222,19 @@ class SACPolicy(MaxEntropyActorCritic):
 def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:
     """|TD error| [E, B, *agents] averaged over the critics (and agents) into one priority per sample [B]."""
     return td_error.abs().reshape(td_error.shape[0], td_error.shape[1], -1).mean(dim=(0, 2))
+
+
+# the acting steps of SAC's modes (`ActingSteps`): module-level, so that they read nothing but the model
+def _as_given(obs: Any) -> Any:
+    return obs
+
+
+@torch.no_grad()
+def _act_sampled(model: Any, obs: Any, noise: torch.Tensor) -> dict[str, torch.Tensor]:
+    action, _ = tanh_gaussian_sample(*model.actor(obs), noise=noise)
+    return {'action': action}
+
+
+@torch.no_grad()
+def _act_mean(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
+    return {'action': torch.tanh(model.actor(obs)[0])}

@@ -45,14 +45,17 @@ def masked_logits(logits: torch.Tensor, action_mask: torch.Tensor | None) -> tor
 
 
 
-def gumbel_max_sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def gumbel_max_sample(logits: torch.Tensor, generator: torch.Generator | None = None,
+                      uniform: torch.Tensor | None = None) -> torch.Tensor:
     """A categorical sample [B] from unnormalized logits [B, A]: argmax(logits + Gumbel noise), the noise
-    drawn from `generator` (torch's global one when None).
+    made from `uniform` numbers in [0, 1) of the logits' shape, drawn from `generator` (torch's global one when
+    None) unless given.
 
     On small batches it costs half of `torch.multinomial` and needs no softmax; masked logits never win.
     """
-    uniform = torch.rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
-    uniform = uniform.clamp_(min=torch.finfo(logits.dtype).tiny)
+    if uniform is None:
+        uniform = torch.rand(logits.shape, dtype=logits.dtype, device=logits.device, generator=generator)
+    uniform = uniform.clamp(min=torch.finfo(logits.dtype).tiny)
     return (logits - (-uniform.log()).log()).argmax(dim=-1)
 
 

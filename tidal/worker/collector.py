@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from tidal.base.collector import EpisodeStats
-from tidal.base.errors import PolicyError
+from tidal.base.errors import PolicyError, TidalError
 from tidal.envs.env_manager import EnvManager, Step
 from tidal.base.modes import CollectMode, EnvLayout, Timestep
 from tidal.worker.finite import NonFiniteError
@@ -91,11 +91,21 @@ class _Collector:
         if 'cuda' in state and self.device.type == 'cuda':
             torch.cuda.set_rng_state(state['cuda'], self.device)
 
-    def _step(self, random: bool) -> tuple[dict[str, Any], Step]:
+    @property
+    def obs(self) -> Any:
+        """The observations the next step acts on (tensors on the policy's device)."""
         if self._obs is None:
             raise RuntimeError('call reset() before collecting')
-        obs = self._obs
-        output = self.policy.random_action(obs) if random else self.policy.forward(obs)
+        return self._obs
+
+    def _step(self, random: bool) -> tuple[dict[str, Any], Step]:
+        obs = self.obs
+        return self.advance(self.policy.random_action(obs) if random else self.policy.forward(obs))
+
+    def advance(self, output: dict[str, Any]) -> tuple[dict[str, Any], Step]:
+        """Step the envs with the policy's `output` on `obs` (a seed group acts for its seeds together); the
+        transition the policy makes of the step, and the step."""
+        obs = self.obs
         action = to_numpy(output['action'])
         if action.dtype.kind == 'f' and not np.isfinite(action).all():
             raise NonFiniteError(f'the policy chose a non-finite action at env step {self.env_step}')
@@ -154,17 +164,39 @@ class SampleCollector(_Collector):
     (`ReplayBuffer.sample_sequence`). The policy's sample must keep that layout (`check_sample_rows`).
     """
 
+    _handed: Optional[tuple[bool, dict[str, Any]]] = None
+
     def collect(self, n_sample: int, random: bool = False) -> dict[str, Any]:
         """The training samples (by default the transitions) of ceil(n_sample / num_envs) steps of every env.
 
         With `random`, actions come from the policy's `random_action` (the warm-up before training).
         """
+        if self._handed is not None:
+            return self._take_handed(random)
         steps = steps_per_env(n_sample, self.env.num_envs)
         with self.acting_rng():
-            transitions = concat([self._step(random)[0] for _ in range(steps)])
-            layout = EnvLayout(self.env.num_envs, steps)
-            sample = self.policy.get_train_sample(transitions, layout)
+            return self.train_sample([self._step(random)[0] for _ in range(steps)])
+
+    def train_sample(self, transitions: list[dict[str, Any]]) -> dict[str, Any]:
+        """The policy's training samples of a collection's transitions (one per step of every env), checked."""
+        layout = EnvLayout(self.env.num_envs, len(transitions))
+        sample = self.policy.get_train_sample(concat(transitions), layout)
         check_sample_rows(sample, layout, self.policy.cfg.get('type'))
+        return sample
+
+    def hand(self, random: bool, sample: dict[str, Any]) -> None:
+        """Give the next `collect` this sample: a seed group collects for all its seeds at once before their feeds
+        step, asking each feed what its step collects (`Feed.collection`) while its counters are where the step
+        finds them."""
+        self._handed = (random, sample)
+
+    def _take_handed(self, random: bool) -> dict[str, Any]:
+        handed_random, sample = self._handed  # type: ignore[misc]
+        self._handed = None
+        if handed_random != random:
+            raise TidalError(f"a seed group collected {'random' if handed_random else 'policy'} actions for a feed "
+                             f"step that asked for {'random' if random else 'policy'} ones: the feed and the group "
+                             f"are out of step")
         return sample
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
 
 from tidal.envs.env_manager import EnvManager
+from tidal.base.errors import TidalError
 from tidal.base.modes import EvalMode
 from tidal.worker.rng import stream_seed
 from tidal.base.nest import to_numpy, to_tensor
@@ -65,6 +66,7 @@ class Evaluator:
         self.seed = seed
         self.last_eval_iter: Optional[int] = None  # train iteration of the latest evaluation
         self.last_eval_env_step = 0  # env step of the latest evaluation
+        self._handed: Optional[tuple[int, int, EvalResult]] = None
 
     def should_eval(self, train_iter: int, env_step: int = 0) -> bool:
         return (self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
@@ -81,29 +83,68 @@ class Evaluator:
     def eval(self, train_iter: int = 0, env_step: int = 0, record: Sequence[str | os.PathLike] = ()) -> EvalResult:
         """`record`: files for the first len(record) episodes, numbered env by env (env 0's quota first); the
         envs must be made for recording. Rendering draws no random numbers, so the returns stay the same."""
-        assert self.env is not None, 'an evaluator without envs (the run evaluates on a Ray actor) only keeps the schedule'
         self.mark_evaluated(train_iter, env_step)
-        num_envs = self.env.num_envs
-        quota = np.full(num_envs, self.n_episode // num_envs)
-        quota[: self.n_episode % num_envs] += 1
+        handed, self._handed = self._handed, None
+        if handed is not None:
+            if handed[:2] != (train_iter, env_step):
+                raise TidalError(f'a seed group evaluated the weights of train iteration {handed[0]} for an '
+                                 f'evaluation at train iteration {train_iter}: the group and the run are out of step')
+            return handed[2]
+        episodes = self.start(train_iter, env_step, record)
+        while not episodes.done:
+            episodes.step(self.policy.forward(episodes.obs)['action'])
+        return episodes.result()
+
+    def start(self, train_iter: int, env_step: int, record: Sequence[str | os.PathLike] = ()) -> EvalEpisodes:
+        """Begin an evaluation (`eval` runs it to its end and counts it; a seed group steps its seeds' evaluations
+        together and hands each its result)."""
+        assert self.env is not None, 'an evaluator without envs (the run evaluates on a Ray actor) only keeps the schedule'
         videos = [str(path) for path in record][: self.n_episode]
-        if videos:
-            self.env.plan_videos([videos[start:end] for start, end in zip(np.cumsum(quota) - quota, np.cumsum(quota))])
-        returns: list[float] = []
-        lengths: list[int] = []
+        episodes = EvalEpisodes(self.env, self.policy, self.device, self.n_episode, videos)
         obs = self.env.reset(seed=None if self.seed is None else stream_seed(self.seed, train_iter))
         if self.seed is not None:
             self.policy.seed(stream_seed(self.seed, train_iter, ACTING_STREAM))
         self.policy.reset(None)
-        while (quota > 0).any():
-            action = self.policy.forward(to_tensor(obs, self.device))['action']
-            step = self.env.step(to_numpy(action))
-            obs = step.obs
-            ended = np.flatnonzero(step.done)
-            if len(ended):
-                self.policy.reset(ended.tolist())
-                counted = ended[quota[ended] > 0]
-                returns.extend(step.episode_return[counted].tolist())
-                lengths.extend(step.episode_length[counted].tolist())
-                quota[counted] -= 1
-        return EvalResult(np.asarray(returns), np.asarray(lengths), videos)
+        episodes.obs = to_tensor(obs, self.device)
+        return episodes
+
+    def hand(self, train_iter: int, env_step: int, result: EvalResult) -> None:
+        """Have the next `eval(train_iter, env_step)` return `result`, which a seed group made for its seeds
+        together (`start`)."""
+        self._handed = (train_iter, env_step, result)
+
+
+class EvalEpisodes:
+    """One evaluation under way: each env runs its quota of episodes, split evenly beforehand."""
+
+    def __init__(self, env: EnvManager, policy: EvalMode, device: torch.device, n_episode: int,
+                 videos: list[str]) -> None:
+        self.env, self.policy, self.device = env, policy, device
+        self.quota = np.full(env.num_envs, n_episode // env.num_envs)
+        self.quota[: n_episode % env.num_envs] += 1
+        self.videos = videos
+        if videos:
+            ends = np.cumsum(self.quota)
+            env.plan_videos([videos[start:end] for start, end in zip(ends - self.quota, ends)])
+        self.returns: list[float] = []
+        self.lengths: list[int] = []
+        self.obs: Any = None  # what the next step acts on
+
+    @property
+    def done(self) -> bool:
+        return not (self.quota > 0).any()
+
+    def step(self, action: torch.Tensor) -> None:
+        """Step every env with the eval mode's `action` on `obs`; count the episodes that end within quota."""
+        step = self.env.step(to_numpy(action))
+        self.obs = to_tensor(step.obs, self.device)
+        ended = np.flatnonzero(step.done)
+        if len(ended):
+            self.policy.reset(ended.tolist())
+            counted = ended[self.quota[ended] > 0]
+            self.returns.extend(step.episode_return[counted].tolist())
+            self.lengths.extend(step.episode_length[counted].tolist())
+            self.quota[counted] -= 1
+
+    def result(self) -> EvalResult:
+        return EvalResult(np.asarray(self.returns), np.asarray(self.lengths), self.videos)

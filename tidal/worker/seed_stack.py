@@ -69,6 +69,11 @@ class SeedStack:
             self._seed_tensors[seed].append(tensor)
         self.tensors[key] = stacked
 
+    def stacked_of(self, tensor: torch.Tensor) -> Optional[torch.Tensor]:
+        """The stacked tensor [S, ...] whose first slice is the first seed's `tensor` (None: not stacked)."""
+        key = self._key_of.get(id(tensor))
+        return None if key is None else self.tensors[key]
+
     def release(self, seed: int) -> None:
         """Give `seed` (which stopped) tensors of its own again, so the stack's later steps leave it as it is."""
         for tensor in self._seed_tensors[seed]:

@@ -29,6 +29,12 @@ class Feed:
         """Transitions this feed holds besides the replay buffer, by the config key that sets them."""
         return {}
 
+    def collection(self, env_budget: Optional[int]) -> Optional[tuple[int, bool]]:
+        """(env steps, random) of the one collection the next `step` starts with, so that a seed group can make
+        its seeds' collections together beforehand (`SampleCollector.hand`); None: not known beforehand, the step
+        collects for itself."""
+        return None
+
     @classmethod
     def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
         """The config key and the env steps this feed collects before its first update: a run whose

@@ -19,7 +19,6 @@ from tidal.base.modes import LearnView, PolicyViews
 from tidal.base.nest import leading_dim
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.collector import steps_per_env
-from tidal.worker.feeds.common import within_budget
 from tidal.worker.feeds.rollout import RolloutFeed
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -60,7 +59,7 @@ class AuxPhaseFeed(RolloutFeed):
     def step(self, env_budget: Optional[int]) -> None:
         """One rollout's policy phase, and the aux phase when `interval` whole rollouts are in. A rollout cut
         to the run's last env steps is learnt from by the policy phase only: the run ends with it."""
-        rollout = self.collector.collect(within_budget(self.n_sample, env_budget))
+        rollout = self.collector.collect(*self.collection(env_budget))
         self.learn(rollout)
         if not self.enabled or leading_dim(rollout) < self.steps * self.envs:
             return

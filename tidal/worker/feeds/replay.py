@@ -67,14 +67,18 @@ class ReplayFeed(Feed):
     def warmed_up(self) -> bool:
         return self.collector.env_step >= self.random_collect_size
 
-    def step(self, env_budget: Optional[int]) -> None:
-        """A chunk of the warm-up, or one collection (cut to the budget left) and its `update_per_collect`
-        updates."""
+    def collection(self, env_budget: Optional[int]) -> tuple[int, bool]:
+        """A chunk of the warm-up, or one collection cut to the budget left."""
         if not self.warmed_up():
-            steps = warmup_steps(self.collector, self.random_collect_size, env_budget)
-            self.buffer.extend(self.collector.collect(steps, random=True))
+            return warmup_steps(self.collector, self.random_collect_size, env_budget), True
+        return within_budget(self.n_sample, env_budget), False
+
+    def step(self, env_budget: Optional[int]) -> None:
+        """A chunk of the warm-up, or one collection and its `update_per_collect` updates."""
+        warm = self.warmed_up()
+        self.buffer.extend(self.collector.collect(*self.collection(env_budget)))
+        if not warm:
             return
-        self.buffer.extend(self.collector.collect(within_budget(self.n_sample, env_budget)))
         for _ in range(self.update_per_collect):
             self.update()
 

@@ -66,9 +66,13 @@ class RolloutFeed(Feed):
     def warmed_up(self) -> bool:
         return True
 
+    def collection(self, env_budget: Optional[int]) -> tuple[int, bool]:
+        """One rollout; the run's last is cut to the budget left."""
+        return within_budget(self.n_sample, env_budget), False
+
     def step(self, env_budget: Optional[int]) -> None:
-        """One rollout and its epochs; the run's last rollout is cut to the budget left."""
-        self.learn(self.collector.collect(within_budget(self.n_sample, env_budget)))
+        """One rollout and its epochs."""
+        self.learn(self.collector.collect(*self.collection(env_budget)))
 
     def learn(self, rollout: dict[str, Any]) -> None:
         """The policy phase: epochs of shuffled minibatches over one rollout, which the learn mode prepares first."""
