@@ -17,6 +17,7 @@ from tidal.entry.result import GroupResult
 from tidal.entry.run import Run, RunInterrupted
 from tidal.entry.seed_group import SeedGroup
 from tidal.worker.checkpoint import load_checkpoint
+from tidal.worker.seed_stack import SeedStack
 
 STEPS = 2048
 
@@ -291,3 +292,21 @@ def test_seed_0_reaching_the_stop_value_first_leaves_the_others_training(tmp_pat
                                     f"{summary['last_return_median']:.2f}, IQM {summary['last_return_iqm']:.2f}; "
                                     f"group folder {group_dir} ({group_dir / 'aggregate' / 'curve.png'}, "
                                     f"{group_dir / 'aggregate' / 'summary.json'})")
+
+
+def test_a_seed_that_ends_leaves_the_stack_and_the_others_run_as_alone(tmp_path, monkeypatch):
+    """Seed 0 reaches the stop value at its first evaluation: the stack is rebuilt of seed 1 alone, whose
+    collections, updates and evaluations then go on as in its run alone."""
+    monkeypatch.chdir(tmp_path)
+    sizes, original = [], SeedStack.__init__
+
+    def init(self, policies):
+        sizes.append(len(policies))
+        original(self, policies)
+    monkeypatch.setattr(SeedStack, '__init__', init)
+    overrides = ['env.stop_value=330']  # seed 0 evaluates 338 before training, seed 1 301.8
+    train('cartpole_ppo', seeds=[0, 1], max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=g'])
+    assert sizes == [2, 1]
+    alone = train('cartpole_ppo', seed=1, max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=a'])
+    assert returns(tmp_path / 'g' / 'seed_1') == returns(alone.run_dir)
+    assert_same_model(final_model(tmp_path / 'g' / 'seed_1'), final_model(alone.run_dir), 1e-5)

@@ -39,6 +39,7 @@ from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import GeneratorSnapshot
 from tidal.worker.run_groups import expand_seed_groups, read_group, seed_folder
+from tidal.worker.collector import SampleCollector
 from tidal.worker.evaluator import EvalEpisodes
 from tidal.worker.seed_acting import SeedActor, SeedFailed, collect_together, evaluate_together
 from tidal.worker.seed_stack import SeedStack
@@ -317,7 +318,8 @@ class SeedGroup:
         if not together:
             return
         n_sample = together[0][0]
-        collectors = [member.run.collector if order == (n_sample, False) else None
+        collectors = [member.run.collector if order == (n_sample, False) and isinstance(member.run.collector,
+                                                                                      SampleCollector) else None
                       for member, order in zip(self.stacked, orders)]
         samples = collect_together(collectors, actor, n_sample, self._failed(self.stacked))
         self._acted(actor)

@@ -231,7 +231,8 @@ def _as_given(obs: Any) -> Any:
 
 @torch.no_grad()
 def _act_sampled(model: Any, obs: Any, noise: torch.Tensor) -> dict[str, torch.Tensor]:
-    action, _ = tanh_gaussian_sample(*model.actor(obs), noise=noise)
+    mu, log_std = model.actor(obs)
+    action, _ = tanh_gaussian_sample(mu, log_std, noise=noise)
     return {'action': action}
 
 

@@ -107,7 +107,8 @@ class SeedActor:
         self.steps, self.mode = list(steps), mode
         self.twin = seed_twin(self.steps[0].model, stack.stacked_of)
         self.checked = False
-        self.why_per_seed: Optional[str] = None
+        layer = next((module for module in self.twin.modules() if isinstance(module, _CannotStack)), None)
+        self.why_per_seed: Optional[str] = None if layer is None else layer.why
 
     @property
     def size(self) -> int:
@@ -126,7 +127,7 @@ class SeedActor:
             except Exception as err:  # noqa: BLE001 - the first batch decides; later errors are real ones
                 if self.checked:
                     raise
-                self.why_per_seed = str(err) or type(err).__name__
+                self.why_per_seed = f'its stacked forward failed ({type(err).__name__}: {err})'
         return self._own(inputs, noises)
 
     def _own(self, inputs: Sequence[Any], noises: Sequence[Any]) -> list[dict[str, torch.Tensor]]:
