@@ -30,22 +30,21 @@ from tqdm import tqdm
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.base.stages import LearnPlan
+from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_summary
 from tidal.entry.run import LATEST, Run, RunInterrupted, run_header
 from tidal.policies.base import Policy
 from tidal.registry import policy_class
-from tidal.rl_utils.stats import iqm, iqm_ci, median
+from tidal.worker.collector import SampleCollector
 from tidal.worker.distributed import catch_signals
+from tidal.worker.evaluator import EvalEpisodes
 from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import GeneratorSnapshot
-from tidal.worker.run_groups import expand_seed_groups, read_group, seed_folder
-from tidal.worker.collector import SampleCollector
-from tidal.worker.evaluator import EvalEpisodes
+from tidal.worker.run_groups import expand_seed_groups
 from tidal.worker.seed_acting import SeedActor, SeedFailed, collect_together, evaluate_together
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
-AGGREGATE_DIR = 'aggregate'
 PLOT_SECS = 30.0
 STAGED = 'latest.next.pt'  # a seed's checkpoint written in a round, before the group commits the round's
 COMMIT_FILE = 'commit.json'  # in the group folder while the round's staged checkpoints replace the latest ones
@@ -379,16 +378,6 @@ class SeedGroup:
         return summary
 
 
-def group_end_line(group_dir: Path, summary: dict[str, Any]) -> str:
-    """How the group ended, in one line naming its folder and aggregate curve (each seed has said its own)."""
-    seeds = len(summary['seeds'])
-    returns = (f"last eval return median {summary['last_return_median']:.2f}, IQM {summary['last_return_iqm']:.2f}"
-               if 'last_return_median' in summary else 'no evaluation')
-    aggregate = group_dir / AGGREGATE_DIR
-    return (f"group of {seeds} seeds ended; {returns}; group folder {group_dir} ({aggregate / 'curve.png'}, "
-            f"{aggregate / 'summary.json'})")
-
-
 def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
     """Finish or undo the commit a killed group left: with the commit file every staged checkpoint becomes the
     latest (all were written before it), without it the staged ones are dropped."""
@@ -408,49 +397,7 @@ def _sync(path: Path) -> None:
         os.fsync(file.fileno())
 
 
-def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
-    """The group's summary over every seed of group.json: `runs` (those trained in this process) as they stand,
-    the others (ended before a resume) from their folder's summary.json."""
-    entries: dict[int, Optional[dict[str, Any]]] = {
-        run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
-                       'env_step': run.env_step, 'train_iter': run.learner.train_iter,
-                       'last_return': run.last_return, 'best_return': _finite(run.best_return)}
-        for run in runs}
-    order = read_group(group_dir)['seeds']
-    for seed in order:
-        if seed not in entries:
-            entries[seed] = _ended_seed(group_dir, seed)
-    seeds = sorted((entry for entry in entries.values() if entry is not None),
-                   key=lambda entry: order.index(entry['seed']))
-    summary: dict[str, Any] = {'seeds': seeds, 'wall_time': wall_time,
-                               'env_steps_per_s': sum(run.env_step for run in runs) / wall_time if wall_time else 0.0}
-    finals = [seed['last_return'] for seed in seeds if seed['last_return'] is not None]
-    if finals:
-        summary.update(last_return_median=median(finals), last_return_iqm=iqm(finals))
-        if len(finals) >= 2:
-            interval = iqm_ci(finals)
-            summary['last_return_iqm_ci95'] = [interval.low, interval.high]
-    return summary
-
-
-def _ended_seed(group_dir: Path, seed: int) -> Optional[dict[str, Any]]:
-    """A seed's entry read back from its run's summary.json; None if it has none readable."""
-    run_dir = seed_folder(group_dir, seed)
-    try:
-        own = json.loads((run_dir / 'summary.json').read_text())
-    except (OSError, ValueError):
-        return None
-    return {'seed': seed, 'run_dir': run_dir.name, 'env_step': own.get('env_step'),
-            'train_iter': own.get('train_iter'), 'last_return': own.get('last_return'),
-            'best_return': _finite(own.get('best_return'))}
-
-
 def _raise(error: Exception, cause: Exception) -> None:
     if error is cause:
         raise error
     raise error from cause
-
-
-def _finite(value: Optional[float]) -> Optional[float]:
-    """A best return, None before the first evaluation (-inf)."""
-    return None if value is None or value == -float('inf') else value
