@@ -11,10 +11,12 @@ import pytest
 import torch
 
 from tidal.base.errors import ConfigError
+from tidal.config import read_config
 from tidal.entry.cli import main
 from tidal.entry.pipelines import resume, train
 from tidal.entry.result import GroupResult
 from tidal.entry.run import Run, RunInterrupted
+from tidal.entry.setup import load_config
 from tidal.entry.seed_group import SeedGroup
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.seed_stack import SeedStack
@@ -56,6 +58,9 @@ def test_each_seed_of_a_group_is_its_run_alone(ppo_group, tmp_path, monkeypatch)
     assert_same_model(final_model(seed_1), final_model(alone.run_dir), 1e-4)
     # seed 0 is another run
     assert returns(group_dir / 'seed_0') != returns(seed_1)
+    # the group stepped CartPole as arrays, its run alone with gymnasium's envs: the same returns
+    assert load_config(read_config(str(seed_1 / 'config.yaml'))).env_manager.type == 'numpy'
+    assert load_config(read_config(str(alone.run_dir / 'config.yaml'))).env_manager.type == 'base'
 
     # the result and the folder
     assert isinstance(result, GroupResult) and result.group_dir == group_dir

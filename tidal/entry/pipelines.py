@@ -15,7 +15,7 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.seed_group import SeedGroup, check_groupable, recover_checkpoints
+from tidal.entry.seed_group import SeedGroup, check_groupable, group_overrides, recover_checkpoints
 from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
@@ -105,6 +105,7 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
     feed_cls = run_feed(first)
     check_budget(first, max_env_step, max_train_iter, feed_cls)
     check_groupable(first, feed_cls)  # before any folder is made
+    overrides += group_overrides(first)
     if init_distributed(policy_device(first.policy)).enabled:
         raise ConfigError('--seeds runs in one process: start it without torchrun')
     try:

@@ -180,6 +180,16 @@ def _space_generators(space: gymnasium.Space) -> list[np.random.Generator]:
     return generators
 
 
+def encode_plain(value: Any) -> Any:
+    """`value` (numpy arrays, scalars, generators, containers of them) as plain data a checkpoint holds."""
+    return _encode(value)
+
+
+def decode_plain(data: Any) -> Any:
+    """The value `encode_plain` gave `data` for."""
+    return _decode(data)
+
+
 class _NotPlainData(Exception):
     """A value (possibly nested) that has no plain-data form; its message describes the value."""
 
