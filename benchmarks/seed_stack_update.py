@@ -1,10 +1,10 @@
 """One stacked update of S seeds (`SeedStack.update`, what `--seeds` runs) against the S updates made one by one.
 
-The same policies, batches and noise on both sides, one torch thread: `cartpole_ppo`'s PPO update (64x64
+The same policies, batches and noise on both sides, one torch thread unless `--threads`: `cartpole_ppo`'s PPO update (64x64
 networks, minibatches of 128) and `pendulum_sac`'s SAC update (256x256, batches of 256), the learner part of
 `benchmarks/seed_group.py`'s end-to-end comparison. Gain = time of the S separate updates / time of one stacked.
 
-    python benchmarks/seed_stack_update.py [--seeds 1 4 8] [--repeats 50]
+    python benchmarks/seed_stack_update.py [--seeds 1 4 8] [--repeats 50] [--threads 1]
 """
 import argparse
 import json
@@ -74,11 +74,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[1, 4, 8])
     parser.add_argument('--repeats', type=int, default=50)
+    parser.add_argument('--threads', type=int, default=1, help='torch threads of both sides')
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     rows = [measure(config, seeds, args.repeats) for config in CASES for seeds in args.seeds]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(rows, indent=2) + '\n')
+    out = OUT if args.threads == 1 else OUT.with_name(f'{OUT.stem}_{args.threads}threads.json')
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=2) + '\n')
     print('| config | seeds | S separate updates (ms) | one stacked update (ms) | gain |')
     print('|---|---|---|---|---|')
     for row in rows:

@@ -10,7 +10,7 @@ import signal
 import pytest
 import torch
 
-from tidal.base.errors import ConfigError
+from tidal.base.errors import ConfigError, EnvError
 from tidal.config import read_config
 from tidal.entry.cli import main
 from tidal.entry.pipelines import resume, train
@@ -315,3 +315,33 @@ def test_a_seed_that_ends_leaves_the_stack_and_the_others_run_as_alone(tmp_path,
     alone = train('cartpole_ppo', seed=1, max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=a'])
     assert returns(tmp_path / 'g' / 'seed_1') == returns(alone.run_dir)
     assert_same_model(final_model(tmp_path / 'g' / 'seed_1'), final_model(alone.run_dir), 1e-5)
+
+
+def test_a_seed_whose_env_fails_in_a_shared_collection_stops_alone(tmp_path, monkeypatch, capsys):
+    """Seed 0's env breaks halfway through a collection made for both seeds: seed 0 stops with its env's error,
+    the stack is rebuilt of seed 1, and seed 1 gets its own sample and trains on as in its run alone."""
+    monkeypatch.chdir(tmp_path)
+    original, calls = SeedGroup._collect_together, []
+
+    def collect_together(self):
+        calls.append(1)
+        if len(calls) == 2:
+            env, steps = self.stacked[0].run.collector.env, []
+            own_step = env.step
+
+            def step(actions):
+                steps.append(1)
+                if len(steps) == 30:
+                    raise EnvError("env 'CartPole-v1' (collector envs) broke")
+                return own_step(actions)
+            env.step = step
+        original(self)
+    monkeypatch.setattr(SeedGroup, '_collect_together', collect_together)
+    train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+    monkeypatch.setattr(SeedGroup, '_collect_together', original)
+    seed_0 = json.loads((tmp_path / 'g' / 'seed_0' / 'summary.json').read_text())
+    assert seed_0['outcome'] == "stopped: env 'CartPole-v1' (collector envs) broke"
+    assert 'tidal: seed 0 stopped:' in capsys.readouterr().err
+    alone = train('cartpole_ppo', seed=1, max_env_step=STEPS, progress=False, overrides=['exp_name=a'])
+    assert returns(tmp_path / 'g' / 'seed_1') == returns(alone.run_dir)
+    assert_same_model(final_model(tmp_path / 'g' / 'seed_1'), final_model(alone.run_dir), 1e-4)

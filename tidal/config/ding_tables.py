@@ -193,7 +193,7 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('env.hardcore', 'convert', 'env.env_kwargs.hardcore', "an argument of gymnasium's BipedalWalker",
             _hardcore),
     KeyRule('env.manager', 'ignore', why="tidal's env managers take no options; pick one with "
-                                         "create_config.env_manager.type ('base', 'subprocess' or 'envpool')"),
+                                         "create_config.env_manager.type ('base', 'subprocess', 'envpool' or 'numpy')"),
     KeyRule('env.norm_obs', 'convert', 'policy.normalize.obs', "DI-engine's MuJoCo wrapper option use_norm is "
                                                                 "tidal's running observation normalization",
             _normalize('obs'), PPO_FAMILY),

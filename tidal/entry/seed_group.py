@@ -76,7 +76,7 @@ def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
 
 def group_overrides(cfg: EasyDict) -> list[str]:
     """What a group sets over its config: CartPole-v1 under the 'base' env manager steps as arrays ('numpy'), which
-    gives the same returns at a fraction of the cost per step (results.md section 22); recording videos keeps
+    gives the same steps at less than half the cost (results.md section 22); recording videos keeps
     'base'."""
     if (cfg.env_manager.type == 'base' and unsupported_by_numpy(cfg.env) is None
             and not cfg.policy.eval.evaluator.video_every):
@@ -319,40 +319,42 @@ class SeedGroup:
         """Make the collections the live seeds' next feed steps start with, all seeds acting in one forward per
         env step, and hand each its sample; the warm-up's random actions and a policy that acts per seed collect
         in their feed steps."""
-        actor = self._actor('collect')
+        actor, stacked = self._actor('collect'), self.stacked  # a seed that fails restacks the others
         if actor is None:
             return
         orders = [getattr(member.run.feed, 'collection', lambda budget: None)(member.run.env_budget())
-                  if member.live else None for member in self.stacked]
+                  if member.live else None for member in stacked]
         together = [order for order in orders if order is not None and not order[1]]
         if not together:
             return
         n_sample = together[0][0]
         collectors = [member.run.collector if order == (n_sample, False) and isinstance(member.run.collector,
                                                                                       SampleCollector) else None
-                      for member, order in zip(self.stacked, orders)]
-        samples = collect_together(collectors, actor, n_sample, self._failed(self.stacked))
+                      for member, order in zip(stacked, orders)]
+        samples = collect_together(collectors, actor, n_sample, self._failed(stacked))
         self._acted(actor)
-        for member, collector, sample in zip(self.stacked, collectors, samples):
+        for member, collector, sample in zip(stacked, collectors, samples):
             if collector is not None and sample is not None and member.live:
                 collector.hand(False, sample)
 
     def _evaluate_together(self, members: Sequence[Member]) -> None:
         """Evaluate `members` (live seeds whose evaluation is due) in one forward per env step and hand each
         seed's evaluator its result, which the seed's top of the loop then records."""
-        actor = self._actor('eval')
-        if actor is None or not members:
+        if not members or self._actor('eval') is None:
             return
         for member in members:  # a NaN weight stops its seed before it acts, as its own evaluation would
             self._turn(member, member.run.check_finite, own_generators=False)
+        actor, stacked = self._actor('eval'), self.stacked  # of the seeds still live
         due = [member for member in members if member.live]
-        positions = {self.stacked.index(member): member for member in due}
-        runs: list[Optional[EvalEpisodes]] = [None] * len(self.stacked)
+        if actor is None or not due:
+            return
+        positions = {stacked.index(member): member for member in due}
+        runs: list[Optional[EvalEpisodes]] = [None] * len(stacked)
         for index, member in positions.items():
             run = member.run
             runs[index] = self._turn(member, lambda: run.evaluator.start(run.learner.train_iter, run.env_step,
                                                                          run.videos_due()), own_generators=False)
-        evaluate_together(runs, actor, self._failed(self.stacked))
+        evaluate_together(runs, actor, self._failed(stacked))
         self._acted(actor)
         for index, member in positions.items():
             episodes = runs[index]

@@ -52,11 +52,12 @@ class Step:
 
 
 class EnvManager:
-    """The shared logic of the managers; subclasses only choose the vector env (gymnasium's, or EnvPool's)."""
+    """The shared logic of the managers; subclasses only choose the vector env (gymnasium's, EnvPool's, or CartPole's
+    arrays)."""
 
     config: dict = dict(
-        # (str) Registered env manager: 'base' (envs in this process), 'subprocess' (one process per env) or
-        # 'envpool' (EnvPool's C++ threads; extra envpool).
+        # (str) Registered env manager: 'base' (envs in this process), 'subprocess' (one process per env),
+        # 'envpool' (EnvPool's C++ threads; extra envpool) or 'numpy' (CartPole-v1 as arrays, the same steps as 'base').
         type='base',
     )
     #: Whether the manager steps the envs its env functions make, so that they can record videos.

@@ -6,8 +6,8 @@ env's start from one generator, so its envs are not those of a seed's run. Here 
 seeded as `SyncVectorEnv` seeds its envs (env i: seed + i), the physics is `CartPoleEnv.step`'s arithmetic on
 arrays (float64, the same operations in the same order), an episode ends at 500 steps as `TimeLimit` ends it,
 and envs reset in the same step (SAME_STEP), so a run gives the same returns under either manager; a step of
-8 envs costs a fifth of the 'base' manager's. A seed group uses it for CartPole-v1 where the config names
-'base' (`group_env_manager`).
+8 envs costs less than half of the 'base' manager's (44 us against 100 us here), and 64 envs cost twice 8.
+A seed group uses it for CartPole-v1 where the config names 'base' (`tidal.entry.seed_group.group_overrides`).
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ class CartPoleVectorEnv(VectorEnv):
 
 @ENV_MANAGER_REGISTRY.register('numpy')
 class NumpyEnvManager(EnvManager):
-    """CartPole-v1 stepped as arrays: the same returns as 'base', at a fraction of its cost per step."""
+    """CartPole-v1 stepped as arrays: the same steps as 'base', at less than half its cost per step."""
 
     steps_own_envs = False  # it renders nothing
 

@@ -351,7 +351,6 @@ class PPOPolicy(Policy):
                              input_names=('obs', 'action_mask') if action_mask else ('obs',), obs_normalizer=normalizer)
 
 
-
 # the acting steps of PPO's modes (`ActingSteps.act`): module-level, so that they read nothing but the model
 @torch.no_grad()
 def _act_collect(model: Any, inputs: tuple[Any, Optional[torch.Tensor]], noise: torch.Tensor) -> dict[str, Any]:

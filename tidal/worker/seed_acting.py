@@ -145,16 +145,16 @@ def collect_together(collectors: Sequence[Optional[SampleCollector]], actor: See
     Each seed's prepare, draws and env step run on its collector's own acting stream, as its collection alone
     would; a seed that fails is reported to `failed` and left out from then on.
     """
-    active = [index for index, collector in enumerate(collectors) if collector is not None]
+    own = {index: collector for index, collector in enumerate(collectors) if collector is not None}
+    active = list(own)
     rows: dict[int, list[dict[str, Any]]] = {index: [] for index in active}
-    for _ in range(steps_per_env(n_sample, collectors[active[0]].num_envs)):  # type: ignore[union-attr]
-        prepared = _prepare(active, lambda index: (collectors[index], collectors[index].obs), actor, failed)  # type: ignore[union-attr]
+    for _ in range(steps_per_env(n_sample, own[active[0]].num_envs)):
+        prepared = _prepare(active, lambda index: (own[index], own[index].obs), actor, failed)
         if not prepared:
             break
         outputs = actor.act(*_padded(prepared, actor.size))
         for index in list(prepared):
-            collector = collectors[index]
-            assert collector is not None
+            collector = own[index]
             try:
                 with collector.acting_rng():
                     rows[index].append(collector.advance(outputs[index])[0])
@@ -162,8 +162,7 @@ def collect_together(collectors: Sequence[Optional[SampleCollector]], actor: See
                 _drop(active, index, err, failed)
     samples: list[Optional[dict[str, Any]]] = [None] * len(collectors)
     for index in list(active):
-        collector = collectors[index]
-        assert collector is not None
+        collector = own[index]
         try:
             with collector.acting_rng():
                 samples[index] = collector.train_sample(rows[index])
@@ -175,18 +174,19 @@ def collect_together(collectors: Sequence[Optional[SampleCollector]], actor: See
 def evaluate_together(evaluations: Sequence[Optional[EvalEpisodes]], actor: SeedActor, failed: SeedFailed) -> None:
     """Run the seeds' evaluations under way (None: a seed that does not evaluate now) to their ends, all seeds
     acting in one forward per step; a seed that fails is reported to `failed` and left out."""
-    active = [index for index, episodes in enumerate(evaluations) if episodes is not None]
+    running = {index: episodes for index, episodes in enumerate(evaluations) if episodes is not None}
+    active = list(running)
     while True:
-        active[:] = [index for index in active if not evaluations[index].done]  # type: ignore[union-attr]
+        active[:] = [index for index in active if not running[index].done]
         if not active:
             return
-        prepared = _prepare(active, lambda index: (None, evaluations[index].obs), actor, failed)  # type: ignore[union-attr]
+        prepared = _prepare(active, lambda index: (None, running[index].obs), actor, failed)
         if not prepared:
             continue
         outputs = actor.act(*_padded(prepared, actor.size))
         for index in list(prepared):
             try:
-                evaluations[index].step(outputs[index]['action'])  # type: ignore[union-attr]
+                running[index].step(outputs[index]['action'])
             except Exception as err:  # noqa: BLE001
                 _drop(active, index, err, failed)
 

@@ -59,7 +59,8 @@ class AuxPhaseFeed(RolloutFeed):
     def step(self, env_budget: Optional[int]) -> None:
         """One rollout's policy phase, and the aux phase when `interval` whole rollouts are in. A rollout cut
         to the run's last env steps is learnt from by the policy phase only: the run ends with it."""
-        rollout = self.collector.collect(*self.collection(env_budget))
+        n_sample, _ = self.collection(env_budget)
+        rollout = self.collector.collect(n_sample)
         self.learn(rollout)
         if not self.enabled or leading_dim(rollout) < self.steps * self.envs:
             return

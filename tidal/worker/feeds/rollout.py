@@ -72,7 +72,8 @@ class RolloutFeed(Feed):
 
     def step(self, env_budget: Optional[int]) -> None:
         """One rollout and its epochs."""
-        self.learn(self.collector.collect(*self.collection(env_budget)))
+        n_sample, _ = self.collection(env_budget)
+        self.learn(self.collector.collect(n_sample))
 
     def learn(self, rollout: dict[str, Any]) -> None:
         """The policy phase: epochs of shuffled minibatches over one rollout, which the learn mode prepares first."""
