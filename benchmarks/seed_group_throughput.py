@@ -7,7 +7,7 @@ seeds and the gain over one seed. Meant for the GPU (`--device cuda`), where one
 launch overhead that a group shares; it runs on the CPU as well.
 
     python benchmarks/seed_group_throughput.py --device cuda [--configs pendulum_sac hopper_sac] [--seeds 1 8 32]
-        [--steps 2000] [--warmup 1000]
+        [--steps 2000] [--warmup 1000] [--out DIR] [--runs DIR]
 """
 import argparse
 import csv
@@ -29,8 +29,8 @@ def overrides(warmup: int) -> list[str]:
             f'policy.random_collect_size={warmup}']
 
 
-def measure(config: str, seeds: int, device: str, steps: int, warmup: int, out: Path) -> dict:
-    group_dir = out / 'runs' / f'{config}_{seeds}'
+def measure(config: str, seeds: int, device: str, steps: int, warmup: int, runs: Path) -> dict:
+    group_dir = runs / f'{config}_{seeds}'
     cmd = [*TIDAL_CMD, 'train', config, '--seeds', str(seeds), '--device', device, '--max-env-step',
            str(warmup + steps), '--exp-name', str(group_dir), '--no-progress']
     for item in overrides(warmup):
@@ -66,9 +66,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--steps', type=int, default=2000, help='env steps per seed after the warm-up')
     parser.add_argument('--warmup', type=int, default=1000, help='random env steps per seed first')
     parser.add_argument('--out', type=Path, default=OUT)
+    parser.add_argument('--runs', type=Path, help='where the runs go (default: OUT/runs)')
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = [measure(config, seeds, args.device, args.steps, args.warmup, args.out)
+    rows = [measure(config, seeds, args.device, args.steps, args.warmup, args.runs or args.out / 'runs')
             for config in args.configs for seeds in args.seeds]
     name = device_name(args.device)
     lines = [f'Device: {name}.', '', '| config | seeds | env steps/s (all seeds) | gain over one seed |',

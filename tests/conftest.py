@@ -110,6 +110,17 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
         subprocess.run(['umount', '--lazy', str(mount_point)], capture_output=True)
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked `gpu` run only where torch sees a CUDA device."""
+    import torch
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason='needs a CUDA device')
+    for item in items:
+        if 'gpu' in item.keywords:
+            item.add_marker(skip)
+
+
 def pytest_configure(config) -> None:
     # tiny networks: one thread is fastest and immune to the other core being busy
     import torch

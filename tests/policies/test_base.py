@@ -63,7 +63,7 @@ def test_cuda_flag_means_cuda_and_fails_clearly_without_a_gpu():
         resolve_device('cpu', cuda=True)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA device')
+@pytest.mark.gpu
 def test_cuda_flag_puts_the_model_on_the_gpu():
     cfg = SACPolicy.default_config()
     cfg.model.update(obs_shape=3, action_shape=1)

@@ -112,7 +112,7 @@ def test_policy_without_learn_mode_refuses_it():
         policy.learn_mode
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA device')
+@pytest.mark.gpu
 def test_sac_runs_on_cuda():
     cfg = SACPolicy.default_config()
     cfg.model.update(obs_shape=3, action_shape=2)

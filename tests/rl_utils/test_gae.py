@@ -71,7 +71,7 @@ def test_result_is_float32_for_float64_inputs():
     assert advantage.shape == returns.shape == (4, 2)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')
+@pytest.mark.gpu
 def test_cuda_matches_cpu():
     rollout = two_env_rollout()
     advantage, returns = gae(*(x.cuda() for x in rollout), gamma=0.5, lam=0.5)

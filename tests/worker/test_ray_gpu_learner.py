@@ -36,7 +36,7 @@ def test_the_eval_actor_evaluates_on_the_cpu_for_a_gpu_learner():
     assert returns.shape == (1,) and lengths[0] == returns[0]  # CartPole: one reward per step
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA device')
+@pytest.mark.gpu
 def test_a_gpu_learner_trains_from_cpu_workers(tmp_path):
     from tidal import serial_pipeline_onpolicy
     policy = serial_pipeline_onpolicy('cartpole_ppo', seed=0, max_env_step=256, progress=False,
