@@ -4,13 +4,13 @@ Part one runs `pytest -m gpu` (every test that needs CUDA: a policy on the GPU, 
 stacked on it, GAE on CUDA, a GPU learner with CPU workers). Part two measures a seed group end to end by its size
 (`seed_group_throughput.py`: env steps/s of all seeds after the warm-up, 1, 8 and 32 seeds of `pendulum_sac` and
 `hopper_sac`), the rows the seed-batch work left to a GPU. It prints the device, the tests' outcome and the table,
-and writes them under `--out` (`$OUT` on a lent machine, so that they come back). Sized to end within 8 minutes on
-an H100; `--quick` shrinks the budgets to check the script itself on a CPU.
+and writes them under `--out`. Sized to end within 8 minutes on an H100; `--quick` shrinks the budgets to check the
+script itself on a CPU. On a machine with PyTorch but without tidal's other packages, carry the wheels that
+`benchmarks/gpu_wheels.sh` downloads.
 
     python benchmarks/gpu_check.py [--out DIR] [--quick]
 """
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,7 +32,7 @@ def run_tests(out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--out', type=Path, default=Path(os.environ.get('OUT', BENCH / 'results' / 'gpu_check')))
+    parser.add_argument('--out', type=Path, default=BENCH / 'results' / 'gpu_check')
     parser.add_argument('--quick', action='store_true', help='tiny budgets, to check the script on a CPU')
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

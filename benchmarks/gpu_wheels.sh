@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The packages tidal needs beyond PyTorch, as wheels for a GPU machine's Python 3.12 (x86-64) that has PyTorch
+# but cannot reach a package index: into benchmarks/.wheels/ (git-ignored), the versions installed here.
+# There: pip install --no-index --no-deps --target SITE benchmarks/.wheels/*.whl, then PYTHONPATH=SITE:. and
+# MUJOCO_GL=egl python3 benchmarks/gpu_check.py.
+set -euo pipefail
+cd "$(dirname "$0")"
+version() { python3 -m pip show "$1" | sed -n 's/^Version: //p'; }
+for package in easydict tensorboardX gymnasium farama-notifications mujoco mujoco-core mujoco-studio websockets glfw pyopengl; do
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 --platform any -d .wheels "$package==$(version "$package")"
+done
+ls .wheels
