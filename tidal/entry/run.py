@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional
 
 import torch
 from easydict import EasyDict
@@ -263,10 +263,7 @@ class Run:
         try:
             self.feed.step(self.env_budget())
         except Exception as err:
-            failure = self.step_failure(err)
-            if failure is err:
-                raise
-            raise failure from err
+            self.fail_step(err)
         self._save_due |= warm != self.feed.warmed_up()  # checkpoint right after the warm-up
         self._bar.update(self.env_step - self._bar.n)
 
@@ -274,14 +271,14 @@ class Run:
         """Env steps left of this rank's budget (None: no env-step budget)."""
         return self.lockstep.env_budget(self.max_env_step, self.env_step)
 
-    def step_failure(self, err: Exception) -> Exception:
-        """The error to raise for `err` from a feed step: a NaN action, env value or sampling error usually
-        follows a NaN update, which is named first (raised here); a non-finite action names the last good
-        checkpoint."""
+    def fail_step(self, err: Exception) -> NoReturn:
+        """Raise the error that `err`, raised by a feed step (or by a seed group's collection for this seed), stands
+        for: a NaN action, env value or sampling error usually follows a NaN update, which is named first; a
+        non-finite action names the last good checkpoint; any other error is raised as it is."""
         self.check_finite()
         if isinstance(err, NonFiniteError):
-            return NonFiniteError(f'{err}; {self._last_good()}')
-        return err
+            raise NonFiniteError(f'{err}; {self._last_good()}') from err
+        raise err
 
     def concluding_eval_due(self) -> bool:
         """Whether `conclude` evaluates: the last update was not evaluated."""

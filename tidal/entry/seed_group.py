@@ -312,7 +312,7 @@ class SeedGroup:
         failing would."""
         def failed(index: int, err: Exception) -> None:
             member = members[index]
-            self._turn(member, lambda: _raise(member.run.step_failure(err), err), own_generators=False)
+            self._turn(member, lambda: member.run.fail_step(err), own_generators=False)
         return failed
 
     def _collect_together(self) -> None:
@@ -408,9 +408,3 @@ def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
 def _sync(path: Path) -> None:
     with open(path, 'rb') as file:
         os.fsync(file.fileno())
-
-
-def _raise(error: Exception, cause: Exception) -> None:
-    if error is cause:
-        raise error
-    raise error from cause

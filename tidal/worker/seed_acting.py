@@ -4,8 +4,8 @@ A policy that states a mode's forward as `ActingSteps` acts for all seeds at onc
 input (its own normalisation statistics) and draws its own noise (from its own stream, exactly as a run alone
 draws it), then the shared `act` runs once on a twin of the model whose layers hold the stacked weights
 [S, ...] and take inputs [S, N, ...]. A `torch.func.vmap` of the seed's own forward costs as much as the S
-forwards it replaces on small networks (its cost per op), while the twin's batched matmuls cost a quarter of
-them (8 PPO seeds on CartPole, results.md section 22).
+forwards it replaces on small networks (its cost per op), while the twin's batched matmuls cost about a third of
+them (8 seeds of PPO or SAC, results.md section 22).
 
 The twin is built from the model's modules: `nn.Linear` becomes a batched matmul over the seed dimension,
 parameter-free layers (activations, containers) are kept, and a module's own tensors (a log std) get the seed

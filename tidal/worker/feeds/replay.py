@@ -76,9 +76,10 @@ class ReplayFeed(Feed):
     def step(self, env_budget: Optional[int]) -> None:
         """A chunk of the warm-up, or one collection and its `update_per_collect` updates."""
         n_sample, random = self.collection(env_budget)
-        self.buffer.extend(self.collector.collect(n_sample, random=True) if random else self.collector.collect(n_sample))
         if random:
+            self.buffer.extend(self.collector.collect(n_sample, random=True))
             return
+        self.buffer.extend(self.collector.collect(n_sample))
         for _ in range(self.update_per_collect):
             self.update()
 
