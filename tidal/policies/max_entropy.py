@@ -120,20 +120,21 @@ class MaxEntropyActorCritic(Policy):
         """New episodes in every env (env_ids None) start their returns afresh; the scaler itself restarts
         an env's return when its episode ends."""
         if env_ids is None and self._reward_scaler is not None:
-            self._reward_scaler.returns = None
+            self._reward_scaler.restart()
         super()._reset_collect(env_ids)
 
     def _state_dict_collect(self) -> dict[str, Any]:
         """Each env's discounted return so far, which reward normalisation carries across steps."""
         state = super()._state_dict_collect()
-        if self._reward_scaler is not None and self._reward_scaler.returns is not None:
-            state['reward_returns'] = self._reward_scaler.returns.cpu().clone()
+        returns = None if self._reward_scaler is None else self._reward_scaler.returns_state()
+        if returns is not None:
+            state['reward_returns'] = returns
         return state
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
         super()._load_state_dict_collect(state)
         if self._reward_scaler is not None and 'reward_returns' in state:
-            self._reward_scaler.returns = state['reward_returns'].to(self._device, torch.float64).clone()
+            self._reward_scaler.load_returns(state['reward_returns'])
 
 
 def refuse_reward_normalization(cfg: Mapping[str, Any], why: str) -> None:

@@ -325,17 +325,16 @@ class PPOPolicy(Policy):
         """New episodes in every env (env_ids None) start their discounted returns afresh; the scaler itself
         restarts an env's return when its episode ends."""
         if env_ids is None and self._reward_scaler is not None:
-            self._reward_scaler.returns = None
+            self._reward_scaler.restart()
 
     def _state_dict_collect(self) -> dict[str, Any]:
         """Each env's discounted return so far, which reward scaling carries across steps."""
-        if self._reward_scaler is None or self._reward_scaler.returns is None:
-            return {}
-        return {'returns': self._reward_scaler.returns.cpu().clone()}
+        returns = None if self._reward_scaler is None else self._reward_scaler.returns_state()
+        return {} if returns is None else {'returns': returns}
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
         if self._reward_scaler is not None and 'returns' in state:
-            self._reward_scaler.returns = state['returns'].to(self._device, torch.float64).clone()
+            self._reward_scaler.load_returns(state['returns'])
 
     # ----- eval mode -------------------------------------------------------------------------
     def _forward_eval(self, obs: Any) -> dict[str, torch.Tensor]:

@@ -207,11 +207,22 @@ class RewardScaler:
         std = torch.sqrt(self.return_rms.var.to(reward.device) + _VAR_EPS)
         return (reward.to(torch.float64) / std).clamp(-self.clip, self.clip).to(torch.float32)
 
+    def restart(self) -> None:
+        """New episodes in every env: each discounted return starts afresh (its size with the next step)."""
+        self.returns = None
+
+    def returns_state(self) -> Optional[torch.Tensor]:
+        """A CPU copy of each env's discounted return so far (None before the first step): acting state a
+        policy saves for an exact resume."""
+        return None if self.returns is None else self.returns.cpu().clone()
+
+    def load_returns(self, returns: Optional[torch.Tensor]) -> None:
+        """Put back what `returns_state` gave."""
+        self.returns = None if returns is None else returns.to(device=self.device, dtype=torch.float64).clone()
+
     def state_dict(self) -> dict[str, Any]:
-        returns = None if self.returns is None else self.returns.cpu().clone()
-        return {'return_rms': self.return_rms.state_dict(), 'returns': returns}
+        return {'return_rms': self.return_rms.state_dict(), 'returns': self.returns_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.return_rms.load_state_dict(state['return_rms'])
-        returns = state['returns']
-        self.returns = None if returns is None else returns.to(device=self.device, dtype=torch.float64).clone()
+        self.load_returns(state['returns'])
