@@ -263,7 +263,7 @@ TAAC_BEFORE = {
     'random_collect_size': 1000,
     'model': {'action_shape': 1, 'actor_hidden_sizes': [256, 256], 'critic_hidden_sizes': [256, 256],
               'obs_shape': 3, 'twin_critic': True},
-    'learn': {'alpha': 0.2, 'auto_alpha': True, 'batch_size': 64, 'discount_factor': 0.99, 'ignore_done': False,
+    'learn': {'alpha': 0.2, 'auto_alpha': True, 'batch_size': 64, 'compile': 'none', 'discount_factor': 0.99, 'ignore_done': False,
               'init_w': 0.003, 'learner': {'log_freq': 100, 'save_ckpt_freq': 1000}, 'learning_rate_alpha': 0.0003,
               'learning_rate_policy': 0.0003, 'learning_rate_q': 0.0003, 'switch_advantage_clip': None,
               'switch_alpha': 1.0, 'switch_target_entropy': None, 'target_entropy': None, 'target_theta': 0.005,

@@ -62,8 +62,8 @@ def merge_free(current: Any, value: Any) -> Any:
 
 def checked_value(declared: Any, value: Any, path: str, from_text: bool = False,
                   rule: Optional[Rule] = None) -> Any:
-    """`value` in the type of `declared` (int widened to float, tuple to list), None where `rule` (the key's,
-    if any) allows it, or a ConfigError."""
+    """`value` in the type of `declared` (int widened to float, tuple to list), None or another type where `rule`
+    (the key's, if any) takes it, or a ConfigError."""
     if value is None and rule is not None and rule.allows_none:
         return None
     if from_text and isinstance(value, str):
@@ -92,6 +92,8 @@ def checked_value(declared: Any, value: Any, path: str, from_text: bool = False,
         return copy.deepcopy(value)
     else:
         expected = type(declared).__name__
+    if rule is not None and any(alt.kind != 'None' and alt.fits_type(value) for alt in rule.alternatives):
+        return copy.deepcopy(value)  # another type the key's rule takes (a bool beside names: learn.compile)
     note = none_note(value, rule)
     if note and rule is not None:  # None is the point: the whole rule says whether the key takes it
         expected = rule.text

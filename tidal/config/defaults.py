@@ -22,6 +22,10 @@ class RunConfig:
         # (bool) Flush subnormal floats to zero on CPU. Adam's second moments of rarely-moving weights
         # decay into subnormals, which make every matmul that touches them several times slower.
         flush_denormal=True,
+        # (bool) Let CUDA matmuls and cuDNN convolutions round float32 inputs to TF32 (faster on Ampere and later
+        # GPUs, about 1e-3 relative error). Off by default, so that a GPU run agrees with the CPU's to float32
+        # rounding (PyTorch alone leaves cuDNN's convolutions on TF32).
+        tf32=False,
         collector=dict(
             # (str in {'local', 'ray'}) Where the collector's envs step: 'local', in this process; 'ray', on
             # Ray actors, each with its own vector env and a copy of the policy's collect mode.

@@ -43,10 +43,13 @@ def parse_overrides(texts: Iterable[str]) -> list[Override]:
 
 def apply_override(schema: Mapping, cfg: Mapping, override: Override, rules: Mapping[str, Rule] = {}) -> dict:
     """`cfg` with the override merged in; a declared string key takes the raw text (`exp_name=2024`), and
-    `null` is None where the key's rule (in `rules`, by full key path) allows it."""
+    `null` is None where the key's rule (in `rules`, by full key path) allows it, a bool where it takes one
+    (`policy.learn.compile=off`)."""
     value = override.value
     declares_str = isinstance(_declared_at(schema, override.path), str)
-    if declares_str and value is not None and not isinstance(value, str):
+    rule = rules.get('.'.join(override.path))
+    takes_bool = rule is not None and any(alt.kind == 'bool' for alt in rule.alternatives)
+    if declares_str and value is not None and not isinstance(value, str) and not (takes_bool and isinstance(value, bool)):
         value = override.text
     tree = Override(override.path, value, override.text).as_tree()
     return merge_checked(schema, cfg, tree, from_text=True, rules=rules)

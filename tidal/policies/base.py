@@ -19,6 +19,7 @@ from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, Lear
 from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.registration import check_rules_declared
 from tidal.models.acting import ActingNetwork
+from tidal.policies.compiled import CompiledUpdate, compile_mode
 from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
@@ -54,6 +55,11 @@ class Policy:
             batch_size=256,
             # (bool) Treat every termination as a truncation (always bootstrap).
             ignore_done=False,
+            # (str in {'none', 'default', 'reduce-overhead', 'max-autotune'} or bool) Compile each loss stage's
+            # step (forward, backward, clipping, optimizer step) with torch.compile in this mode; on CUDA,
+            # 'reduce-overhead' and 'max-autotune' replay them as CUDA graphs. false (YAML's off) is 'none',
+            # true 'default'. The first updates wait for the compiler (tens of seconds).
+            compile='none',
             learner=dict(
                 # (int > 0) Write losses to the logs every this many train iterations.
                 log_freq=100,
@@ -162,8 +168,14 @@ class Policy:
         # what the eval mode samples from (eval.deterministic=False): never torch's global generator, which
         # training draws from, so an evaluation neither shifts training nor depends on it
         self._eval_generator = torch.Generator(device=self._device)
+        self._compiled = self._compiled_update() if 'learn' in self._enable_field else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+
+    def _compiled_update(self) -> Optional[CompiledUpdate]:
+        """The compiled functions of the update that `policy.learn.compile` asks for (None: eager)."""
+        mode = compile_mode(self._cfg.get('learn', {}).get('compile', 'none'))
+        return None if mode == 'none' else CompiledUpdate(mode, self._device)
 
     def _build_model(self) -> nn.Module:
         kwargs = dict(self._cfg.get('model', {}))
@@ -267,6 +279,9 @@ class Policy:
     @classmethod
     def group_refusal(cls, cfg: Mapping[str, Any]) -> Optional[str]:
         """Why this config of the policy cannot train in a seed group (a config key and what to do), or None."""
+        if compile_mode(cfg['policy']['learn'].get('compile', 'none')) != 'none':
+            return ('policy.learn.compile: a seed group\'s stacked update runs eager; set it to none, or train one '
+                    'process per seed')
         return None
 
     def _plan_fn(self) -> Optional[PlanFn]:
@@ -274,7 +289,7 @@ class Policy:
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The update of `batch` as loss stages (`tidal.base.stages`); a policy that defines it can train in a
-        seed group, and its `_forward_learn` is then `run_plan(self._learn_plan(batch), batch)`."""
+        seed group, and its `_forward_learn` is then `run_plan(self._learn_plan(batch), batch, self._compiled)`."""
         raise NotImplementedError
 
     def learn_optimizers(self) -> list[torch.optim.Optimizer]:

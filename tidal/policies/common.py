@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 import torch
 
 from tidal.base.stages import LearnPlan
+from tidal.policies.compiled import CompiledUpdate
 
 GradientSync = Callable[[torch.optim.Optimizer], None]
 
@@ -67,20 +68,29 @@ def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm:
     return norm
 
 
-def run_plan(plan: LearnPlan, batch: dict[str, Any]) -> dict[str, Any]:
+def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[CompiledUpdate] = None) -> dict[str, Any]:
     """One update of a single policy: each stage's loss on `batch` and its (clipped) step, in order; returns
-    the plan's values with every stage's loss, gradient norm and logged values."""
+    the plan's values with every stage's loss, gradient norm and logged values. With `compiled`, each stage's
+    loss and step run compiled (`policy.learn.compile`)."""
     info: dict[str, Any] = dict(plan.info)
-    for stage in plan.stages:
+    if compiled is not None:
+        compiled.begin()
+    for index, stage in enumerate(plan.stages):
+        loss_fn = stage.loss if compiled is None else compiled.function(('stage', index), stage.loss)
         with constant_parameters(stage.frozen):
-            loss, values = stage.loss(batch)
+            loss, values = loss_fn(batch)
         info.update(values)
-        if stage.grad_clip_norm is None and stage.norm_key is None:
+        norm_wanted = stage.norm_key is not None
+        if compiled is not None:
+            _backward_and_sync(stage.optimizer, loss, None)
+            norm = compiled.step(stage.optimizer, stage.grad_clip_norm, norm_wanted)
+        elif stage.grad_clip_norm is None and not norm_wanted:
             optimizer_step(stage.optimizer, loss)
+            norm = None
         else:
-            norm = clipped_step(stage.optimizer, loss, stage.grad_clip_norm).detach()
-            if stage.norm_key is not None:
-                info[stage.norm_key] = norm
+            norm = clipped_step(stage.optimizer, loss, stage.grad_clip_norm)
+        if stage.norm_key is not None and norm is not None:
+            info[stage.norm_key] = norm.detach()
         if stage.after_step is not None:
             stage.after_step()
         if stage.loss_key is not None:

@@ -22,6 +22,7 @@ from tidal.base.errors import ConfigError
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, run_plan, split_action_mask
+from tidal.policies.compiled import set_learning_rate
 from tidal.base.modes import ActingSteps, EnvLayout, LearnView, Timestep, no_draw
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.registry import POLICY_REGISTRY
@@ -144,8 +145,7 @@ class PPOPolicy(Policy):
     def _set_learning_rate(self, optimizer: torch.optim.Optimizer, base: float, batch: dict[str, Any]) -> float:
         """Give `optimizer` the rate `base` decayed (with lr_decay) to the env step the batch was collected by."""
         lr = base * (self._remaining(int(batch.get('env_step', 0))) if self._cfg.learn.lr_decay else 1.0)
-        for group in optimizer.param_groups:
-            group['lr'] = lr
+        set_learning_rate(optimizer, lr)
         return lr
 
     def _clip_ratios(self, batch: dict[str, Any]) -> tuple[float, Optional[float]]:
@@ -155,7 +155,7 @@ class PPOPolicy(Policy):
         value_clip = None if learn.value_clip_ratio is None else learn.value_clip_ratio * scale
         return learn.clip_ratio * scale, value_clip
 
-    def _ppo_loss(self, batch: dict[str, Any], clip: float, value_clip: Optional[float]
+    def _ppo_loss(self, batch: dict[str, Any], clip: float | torch.Tensor, value_clip: Optional[float | torch.Tensor]
                   ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The PPO objective of one minibatch (eq. 9, as a loss to minimise) and what to log of it."""
         learn = self._cfg.learn
@@ -178,7 +178,7 @@ class PPOPolicy(Policy):
         }
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch)
+        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     @property
     def learn_mode(self) -> LearnView:
@@ -222,7 +222,11 @@ class PPOPolicy(Policy):
         """One clipped step on the PPO loss, at the learning rate and clip ratio of the batch's env step."""
         lr = self._set_learning_rate(self._optimizer, self._cfg.learn.learning_rate, batch)
         clip, value_clip = self._clip_ratios(batch)
-        stage = LossStage(self._optimizer, lambda rows: self._ppo_loss(rows, clip, value_clip),
+        clip_arg, value_clip_arg = clip, value_clip
+        if self._compiled is not None and self._cfg.learn.clip_decay:  # decaying ratios reach it as tensors
+            clip_arg = self._compiled.scalar('clip_ratio', clip)
+            value_clip_arg = None if value_clip is None else self._compiled.scalar('value_clip_ratio', value_clip)
+        stage = LossStage(self._optimizer, lambda rows: self._ppo_loss(rows, clip_arg, value_clip_arg),
                           self._cfg.learn.grad_clip_norm)
         return LearnPlan([stage], {'learning_rate': torch.tensor(lr), 'clip_ratio': torch.tensor(clip)})
 

@@ -83,7 +83,7 @@ class SACPolicy(MaxEntropyActorCritic):
         return -float(np.prod(self._cfg.model.action_shape))
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch)
+        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The critic step, then one step of the actor and the temperature, then the Polyak update; the

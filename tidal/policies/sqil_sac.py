@@ -56,7 +56,7 @@ class SQILSACPolicy(SACPolicy):
         if cfg.policy.learn.monitor_cos_similarity:
             return ('policy.learn.monitor_cos_similarity: its two extra backward passes per update cannot run in a '
                     'seed group; set it to False')
-        return None
+        return super().group_refusal(cfg)
 
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
         if not self._cfg.learn.monitor_cos_similarity:

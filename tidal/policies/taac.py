@@ -178,7 +178,7 @@ class TAACPolicy(MaxEntropyActorCritic):
         self._target_critic = TargetNetwork(self._model.critic)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch)
+        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One step of critics, actor and temperatures on one loss, then the Polyak update. The loss's random

@@ -11,7 +11,7 @@ import torch
 
 
 def ppo_policy_loss(log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantage: torch.Tensor,
-                    clip_ratio: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                    clip_ratio: float | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(clipped surrogate loss, approximate KL(old || new), clip fraction), each a 0-d tensor.
 
     The minimum of the clipped and unclipped objectives is a pessimistic bound: the ratio gets no
@@ -31,7 +31,7 @@ def ppo_policy_loss(log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantag
 
 
 def ppo_value_loss(value: torch.Tensor, old_value: torch.Tensor, returns: torch.Tensor,
-                   clip_ratio: Optional[float]) -> torch.Tensor:
+                   clip_ratio: Optional[float | torch.Tensor]) -> torch.Tensor:
     """Mean squared error of `value` to `returns`, without the factor 1/2 (SB3's convention, so a
     value weight of 0.5 matches its vf_coef). With `clip_ratio`, the pessimistic clipped form of
     openai baselines' PPO2, which keeps V within `clip_ratio` of the value that collected the data.

@@ -21,10 +21,18 @@ EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the 
 
 
 def configure_torch(cfg: EasyDict) -> None:
-    """The process-wide torch settings of a run: CPU threads and subnormal flushing."""
+    """The process-wide torch settings of a run: CPU threads, subnormal flushing and TF32 on CUDA."""
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     torch.set_flush_denormal(cfg.flush_denormal)
+    set_tf32(cfg.get('tf32', False))
+
+
+def set_tf32(enabled: bool) -> None:
+    """TF32 for CUDA matmuls and cuDNN convolutions alike (`tf32`): both on, or both full float32."""
+    precision = 'tf32' if enabled else 'ieee'
+    torch.backends.cuda.matmul.fp32_precision = precision
+    torch.backends.cudnn.conv.fp32_precision = precision
 
 
 def set_seed(seed: int) -> None:

@@ -6,6 +6,7 @@ when it logs or checkpoints: the run still stops at the first bad iteration, by 
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Optional
 
 import torch
@@ -18,26 +19,40 @@ class NonFiniteError(TidalError):
 
 
 class FiniteGuard:
-    """Remembers, per monitored key, the first train iteration whose value was not finite."""
+    """Remembers, per monitored key, the first train iteration whose value was not finite.
+
+    Values on the guard's device are folded in there; values already on the host (numbers, CPU tensors such as
+    a learning rate) are checked on the host, so that no update copies a value to the device and waits for it.
+    """
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.keys: list[str] = []  # fixed by the first update: the monitored keys it reports
+        self._device_keys: list[str] = []
         self._first_bad = torch.empty(0, dtype=torch.long, device=device)
         self._first_value = torch.empty(0, device=device)
         self._iteration = torch.zeros((), dtype=torch.long, device=device)
+        self._host_iteration = 0
+        self._host_failures: dict[str, tuple[int, float]] = {}  # key -> (iteration, value) of its first failure
 
     def observe(self, info: dict[str, Any], monitored: Iterable[str]) -> None:
-        """Fold one update's values in, without reading them on the host."""
+        """Fold one update's values in, without reading the device's ones on the host."""
         self._iteration += 1
+        self._host_iteration += 1
         if not self.keys:
             self.keys = [key for key in monitored if key in info]
-            self._first_bad = torch.full((len(self.keys), ), -1, dtype=torch.long, device=self.device)
-            self._first_value = torch.zeros(len(self.keys), device=self.device)
-            if not self.keys:
-                return
+            self._device_keys = [key for key in self.keys if not _on_host(info[key], self.device)]
+            self._first_bad = torch.full((len(self._device_keys), ), -1, dtype=torch.long, device=self.device)
+            self._first_value = torch.zeros(len(self._device_keys), device=self.device)
+        for key in self.keys:
+            if key not in self._host_failures and _on_host(info[key], self.device):
+                value = float(info[key])
+                if not math.isfinite(value):
+                    self._host_failures[key] = (self._host_iteration, value)
+        if not self._device_keys:
+            return
         values = torch.stack([torch.as_tensor(info[key], dtype=torch.float32, device=self.device).reshape(())
-                              for key in self.keys])
+                              for key in self._device_keys])
         new_bad = ~torch.isfinite(values) & (self._first_bad < 0)
         self._first_bad = torch.where(new_bad, self._iteration, self._first_bad)
         self._first_value = torch.where(new_bad, values, self._first_value)
@@ -47,11 +62,18 @@ class FiniteGuard:
 
         `start_iter` is the train iteration the guard's count started from (a resumed run's)."""
         bad = self._first_bad.tolist()
-        seen = [(iteration, index) for index, iteration in enumerate(bad) if iteration >= 0]
+        seen = [(iteration, self.keys.index(self._device_keys[index]), float(self._first_value[index]))
+                for index, iteration in enumerate(bad) if iteration >= 0]
+        seen += [(iteration, self.keys.index(key), value) for key, (iteration, value) in self._host_failures.items()]
         if not seen:
             return None
-        iteration, index = min(seen)
-        return self.keys[index], float(self._first_value[index]), start_iter + iteration
+        iteration, index, value = min(seen)
+        return self.keys[index], value, start_iter + iteration
+
+
+def _on_host(value: Any, device: torch.device) -> bool:
+    """A number, or a CPU tensor where the guard's device is another."""
+    return not isinstance(value, torch.Tensor) or (value.device.type == 'cpu' and device.type != 'cpu')
 
 
 def first_non_finite_parameter(named_parameters: Iterable[tuple[str, torch.Tensor]]) -> Optional[str]:

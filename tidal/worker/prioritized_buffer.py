@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from tidal.base.errors import CheckpointError, ConfigError
-from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
+from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError, to_device
 from tidal.worker.sum_tree import MinTree, SumTree
 
 
@@ -123,7 +123,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         weight = importance_weights(self._sum_tree, self._min_tree, slots, self.beta)
         self._sample_count += 1
         batch = self.sample_index(torch.from_numpy(slots))
-        batch['weight'] = torch.from_numpy(weight).to(self.device)
+        batch['weight'] = to_device(torch.from_numpy(weight), self.device)
         return batch
 
     def update_priority(self, index: torch.Tensor, priority: torch.Tensor) -> None:

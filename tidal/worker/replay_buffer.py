@@ -21,6 +21,14 @@ from tidal.base.nest import KeyPath, path_name, tree_leaves, tree_map
 
 
 
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """`tensor` on `device`; from the host to a GPU through pinned memory, so that the copy does not make the
+    host wait for the GPU's queue (a plain copy from pageable memory synchronises)."""
+    if tensor.device == device or device.type != 'cuda' or tensor.device.type != 'cpu':
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
 class ReplayBufferError(TidalError, ValueError):
     """A batch does not fit the buffer's columns, or the buffer cannot serve a request."""
 
@@ -150,7 +158,7 @@ class ReplayBuffer:
             count = self._capacity
         head = min(count, self._capacity - start)  # slots left before the ring wraps
         for path, column in self._flat_columns.items():
-            value = values[path]
+            value = to_device(values[path], self._device)
             if head == count:
                 column[start:start + count] = value
             else:
@@ -225,7 +233,7 @@ class ReplayBuffer:
 
     def sample_index(self, index: torch.Tensor) -> dict:
         """The transitions in the given slots (which must be below `len(self)`), plus 'index'."""
-        index = torch.as_tensor(index, dtype=torch.long, device=self._device)
+        index = to_device(torch.as_tensor(index, dtype=torch.long), self._device)
         batch = tree_map(lambda column: column.index_select(0, index), self._columns)
         batch['index'] = index
         return batch
