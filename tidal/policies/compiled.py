@@ -58,7 +58,6 @@ class CompiledUpdate:
         self._functions: dict[Hashable, Callable[..., Any]] = {}
         self._steps: dict[tuple[int, Optional[float], bool], Callable[[], Optional[torch.Tensor]]] = {}
         self._scalars: dict[Hashable, torch.Tensor] = {}
-        self._prepared: set[int] = set()
 
     def begin(self) -> None:
         """Open one update: a new CUDA-graph step, whose replays may overwrite the previous update's outputs."""
@@ -86,28 +85,25 @@ class CompiledUpdate:
              norm_wanted: bool) -> Optional[torch.Tensor]:
         """Clip the gradients of `optimizer`'s parameters to `max_norm` (None: not clipped) and step it, compiled;
         returns the norm before clipping when `norm_wanted` or clipping."""
+        self.prepare(optimizer)
         key = (id(optimizer), max_norm, norm_wanted)
         step = self._steps.get(key)
         if step is None:
-            self.prepare(optimizer)
             step = self._steps[key] = torch.compile(_clip_and_step(optimizer, max_norm, norm_wanted), mode=self.mode)
         return step()
 
     def prepare(self, optimizer: torch.optim.Optimizer) -> None:
-        """Learning rates as tensors (a schedule then fills them, `set_learning_rate`) and, for CUDA graphs,
-        a capturable optimizer."""
-        if id(optimizer) in self._prepared:
-            return
-        self._prepared.add(id(optimizer))
+        """Learning rates as tensors (a schedule then fills them, `set_learning_rate`; a loaded checkpoint may have
+        put floats back) and, for CUDA graphs, a capturable optimizer whose step counts live on the device."""
         for group in optimizer.param_groups:
             if not isinstance(group['lr'], torch.Tensor):
                 group['lr'] = torch.tensor(float(group['lr']), device=self.device)
-            if self.graphs and 'capturable' in group:
+            if self.graphs and not group.get('capturable', True):
                 group['capturable'] = True
-        if self.graphs:  # a capturable optimizer keeps its step counts on the device
-            for state in optimizer.state.values():
-                if isinstance(state.get('step'), torch.Tensor):
-                    state['step'] = state['step'].to(self.device)
+                for param in group['params']:
+                    state = optimizer.state.get(param, {})
+                    if isinstance(state.get('step'), torch.Tensor):
+                        state['step'] = state['step'].to(self.device)
 
 
 def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
