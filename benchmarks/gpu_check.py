@@ -1,14 +1,21 @@
-"""The device check, in one call on one GPU: the `gpu` tests, then the seed-group throughput rows, one table.
+"""The device check on one GPU, in parts that each fit one call: the speed table, the `gpu` tests, the seed-group
+rows, and the learning check.
 
-Part one runs `pytest -m gpu` (every test that needs CUDA: a policy on the GPU, a seed group acting and updating
-stacked on it, GAE on CUDA, a GPU learner with CPU workers). Part two measures a seed group end to end by its size
-(`seed_group_throughput.py`: env steps/s of all seeds after the warm-up, 1, 8 and 32 seeds of `pendulum_sac` and
-`hopper_sac`), the rows the seed-batch work left to a GPU. It prints the device, the tests' outcome and the table,
-and writes them under `--out`. Sized to end within 8 minutes on an H100; `--quick` shrinks the budgets to check the
-script itself on a CPU. On a machine with PyTorch but without tidal's other packages, carry the wheels that
+- `speed`: env steps/s of SAC on HalfCheetah-v5 eager, compiled and compiled with CUDA graphs, SB3's SAC on the
+  same GPU, and PPO on HalfCheetah-v5 the three ways (`compile_speed.py`).
+- `tests`: `pytest -m gpu`, every test that needs CUDA (each policy trained on the GPU, its first update equal to
+  the CPU's, no device sync in an update, compiled updates equal to eager ones, checkpoints moved CPU <-> GPU, a
+  seed group on the GPU, GAE on CUDA, a GPU learner with CPU workers).
+- `seed_group`: a seed group's throughput by its size (`seed_group_throughput.py`).
+- `learning`: 3 seeds each of eager and compiled + CUDA-graph SAC on HalfCheetah-v5, 30k env steps, side by
+  side (`compile_learning.py`); a call of its own.
+
+Each part writes its results under `--out` as soon as it ends, so a call cut short keeps what it measured; a part
+is skipped when less than its expected time is left of `--budget-s`. `--quick` shrinks every budget to check the
+script on a CPU. On a machine with PyTorch but without tidal's other packages, carry the wheels that
 `benchmarks/gpu_wheels.sh` downloads.
 
-    python benchmarks/gpu_check.py [--out DIR] [--quick]
+    python benchmarks/gpu_check.py [--parts speed tests] [--budget-s 560] [--out DIR] [--quick]
 """
 import argparse
 import subprocess
@@ -19,19 +26,47 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+# the seconds each part is expected to take on an H100 (the first compile of each arm dominates `speed`)
+EXPECTED_S = {'speed': 420, 'tests': 300, 'seed_group': 240, 'learning': 540}
 
 
-def run_tests(out: Path) -> str:
+def run_tests(out: Path, quick: bool, limit_s: float) -> str:
     """`pytest -m gpu`: its last line, the full output in gpu_tests.log."""
-    result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-m', 'gpu', '-rs', 'tests'], cwd=ROOT,
-                            capture_output=True, text=True)
+    select = ['-k', 'sac and not sac_v and not sqil and not discrete'] if quick else []
+    try:
+        result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-m', 'gpu', '-rs', *select, 'tests'],
+                                cwd=ROOT, capture_output=True, text=True, timeout=limit_s)
+    except subprocess.TimeoutExpired as stopped:
+        output = (stopped.stdout or b'').decode() if isinstance(stopped.stdout, bytes) else (stopped.stdout or '')
+        (out / 'gpu_tests.log').write_text(output)
+        return f'stopped after {limit_s:.0f} s (see gpu_tests.log)'
     (out / 'gpu_tests.log').write_text(result.stdout + result.stderr)
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     return lines[-1] if lines else f'pytest exited {result.returncode} with no output'
 
 
+def part_command(part: str, device: str, out: Path, runs: Path, quick: bool) -> list[str]:
+    if part == 'speed':
+        cmd = ['compile_speed.py', '--device', device, '--out', str(out / 'compile_speed'), '--runs', str(runs)]
+        if quick:
+            cmd += ['--sac-config', 'pendulum_sac', '--ppo-config', 'cartpole_ppo', '--window', '200',
+                    '--modes', 'none', 'default', '--arms', 'sac', 'ppo']
+        return cmd
+    if part == 'seed_group':
+        cmd = ['seed_group_throughput.py', '--device', device, '--out', str(out / 'seed_group'), '--runs', str(runs)]
+        if quick:
+            cmd += ['--configs', 'pendulum_sac', '--seeds', '1', '2', '--steps', '50', '--warmup', '100']
+        return cmd
+    cmd = ['compile_learning.py', '--device', device, '--out', str(out / 'compile_learning'), '--runs', str(runs)]
+    if quick:
+        cmd += ['--config', 'pendulum_sac', '--steps', '400', '--seeds', '0', '--modes', 'none', 'default']
+    return cmd
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--parts', nargs='+', default=['speed', 'tests'], choices=list(EXPECTED_S))
+    parser.add_argument('--budget-s', type=float, default=560, help='seconds this call may take')
     parser.add_argument('--out', type=Path, default=BENCH / 'results' / 'gpu_check')
     parser.add_argument('--quick', action='store_true', help='tiny budgets, to check the script on a CPU')
     args = parser.parse_args(argv)
@@ -40,13 +75,23 @@ def main(argv: list[str] | None = None) -> None:
     device = 'cuda' if torch.cuda.is_available() else 'cpu'
     name = torch.cuda.get_device_name(0) if device == 'cuda' else 'CPU'
     start = time.perf_counter()
-    print(f'device: {name}', flush=True)
-    print(f'gpu tests: {run_tests(args.out)}', flush=True)
+    print(f'device: {name}, torch {torch.__version__}', flush=True)
     runs = Path(tempfile.mkdtemp(prefix='gpu_check_runs_'))  # kept out of --out, which holds only the results
-    rows = ['--device', device, '--out', str(args.out / 'seed_group'), '--runs', str(runs)]
-    if args.quick:
-        rows += ['--configs', 'pendulum_sac', '--seeds', '1', '2', '--steps', '50', '--warmup', '100']
-    subprocess.run([sys.executable, str(BENCH / 'seed_group_throughput.py'), *rows], cwd=ROOT, check=True)
+    for part in args.parts:
+        left = args.budget_s - (time.perf_counter() - start)
+        if not args.quick and left < EXPECTED_S[part]:
+            print(f'{part}: skipped, {left:.0f} s left of the budget and it takes about {EXPECTED_S[part]} s',
+                  flush=True)
+            continue
+        began = time.perf_counter()
+        if part == 'tests':
+            print(f'gpu tests: {run_tests(args.out, args.quick, max(left - 10, 60))}', flush=True)
+        else:
+            script, *rest = part_command(part, device, args.out, runs / part, args.quick)
+            result = subprocess.run([sys.executable, str(BENCH / script), *rest], cwd=BENCH)
+            if result.returncode:
+                print(f'{part}: {script} exited {result.returncode}', flush=True)
+        print(f'{part}: {time.perf_counter() - began:.0f} s', flush=True)
     print(f'gpu check: {time.perf_counter() - start:.0f} s', flush=True)
 
 

@@ -68,6 +68,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--eval-every', type=int, default=1000, help='env steps between evaluations')
     parser.add_argument('--eval-episodes', type=int, default=5)
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
+    parser.add_argument('--device', default='cpu', help="where SB3's networks live: cpu or cuda")
     return parser.parse_args()
 
 
@@ -77,7 +78,7 @@ def main() -> None:
     settings = dict(learning_rate=3e-4, buffer_size=1_000_000, learning_starts=args.learning_starts,
                     batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef='auto',
                     policy_kwargs=dict(net_arch=dict(pi=[256, 256], qf=[256, 256])))
-    model = SAC('MlpPolicy', gym.make(args.env_id), seed=args.seed, device='cpu', verbose=0, **settings)
+    model = SAC('MlpPolicy', gym.make(args.env_id), seed=args.seed, device=args.device, verbose=0, **settings)
     eval_env = gym.make(args.env_id)
     eval_env.reset(seed=args.seed + EVAL_SEED_OFFSET)
 
@@ -90,6 +91,7 @@ def main() -> None:
 
     summary = write_summary(args.run_dir, model.num_timesteps, model._n_updates, wall_time)
     info = {'library': 'stable-baselines3', 'env_id': args.env_id, 'seed': args.seed, 'threads': args.threads,
+            'device': args.device,
             'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes, 'settings': settings,
             'versions': {name: importlib.metadata.version(name)
                          for name in ('stable-baselines3', 'torch', 'gymnasium', 'numpy')}}

@@ -97,6 +97,20 @@ def test_crashed_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, mo
     assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize('compile_mode', ['none', 'reduce-overhead'])
+def test_crashed_gpu_run_resumes_bit_identical_to_the_uninterrupted_one(tmp_path, monkeypatch, compile_mode):
+    """On CUDA too: the replay's indices are drawn on the CPU and the CUDA generator's state is in the checkpoint."""
+    overrides = ['policy.device=cuda', f'policy.learn.compile={compile_mode}']
+    train(tmp_path, 'whole', 'pendulum_sac', overrides)
+    with pytest.raises(Crash):
+        crash_after(monkeypatch, 130)
+        train(tmp_path, 'crashed', 'pendulum_sac', overrides)
+    monkeypatch.undo()
+    resume(tmp_path / 'crashed', progress=False)
+    assert_same_run(tmp_path / 'whole', tmp_path / 'crashed')
+
+
 @pytest.mark.parametrize('config', ['pendulum_sac', 'pendulum_taac'])
 def test_crashed_run_with_reward_normalization_resumes_bit_identical(tmp_path, monkeypatch, config):
     # 40-step episodes: the running returns restart within the run, and the crash falls mid-episode

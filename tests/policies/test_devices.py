@@ -256,7 +256,7 @@ def test_an_update_reads_no_tensor_back_to_the_host(name, demos, tmp_path, monke
     assert not reads.calls, '; '.join(reads.calls)
 
 
-@pytest.mark.parametrize('name', ['sac', 'ppo'])
+@pytest.mark.parametrize('name', ['sac', 'ppo', 'muzero'])
 def test_a_compiled_update_equals_the_eager_one(name, demos, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     update = capture_first_update(name, demos, monkeypatch)

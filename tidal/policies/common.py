@@ -68,6 +68,19 @@ def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm:
     return norm
 
 
+def stage_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm: Optional[float], norm_wanted: bool,
+               compiled: Optional[CompiledUpdate] = None) -> Optional[torch.Tensor]:
+    """One step on `loss`, its gradient clipped to `max_norm` (None: not clipped), compiled with `compiled`;
+    returns the gradient norm before clipping when clipping or `norm_wanted`."""
+    if compiled is not None:
+        _backward_and_sync(optimizer, loss, None)
+        return compiled.step(optimizer, max_norm, norm_wanted)
+    if max_norm is None and not norm_wanted:
+        optimizer_step(optimizer, loss)
+        return None
+    return clipped_step(optimizer, loss, max_norm)
+
+
 def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[CompiledUpdate] = None) -> dict[str, Any]:
     """One update of a single policy: each stage's loss on `batch` and its (clipped) step, in order; returns
     the plan's values with every stage's loss, gradient norm and logged values. With `compiled`, each stage's
@@ -80,15 +93,7 @@ def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[Compiled
         with constant_parameters(stage.frozen):
             loss, values = loss_fn(batch)
         info.update(values)
-        norm_wanted = stage.norm_key is not None
-        if compiled is not None:
-            _backward_and_sync(stage.optimizer, loss, None)
-            norm = compiled.step(stage.optimizer, stage.grad_clip_norm, norm_wanted)
-        elif stage.grad_clip_norm is None and not norm_wanted:
-            optimizer_step(stage.optimizer, loss)
-            norm = None
-        else:
-            norm = clipped_step(stage.optimizer, loss, stage.grad_clip_norm)
+        norm = stage_step(stage.optimizer, loss, stage.grad_clip_norm, stage.norm_key is not None, compiled)
         if stage.norm_key is not None and norm is not None:
             info[stage.norm_key] = norm.detach()
         if stage.after_step is not None:

@@ -89,7 +89,8 @@ class MuZeroPolicy(RepresentationOptions, Policy):
     def _init_learn(self) -> None:
         # seeded from torch's generator, which the run seeds: the same run reanalyzes the same samples
         seed = int(torch.randint(2**62, ()))
-        self._learner = RepresentationLearner(self._model, self._cfg.repr, self._search_cfg, self._device, seed)
+        self._learner = RepresentationLearner(self._model, self._cfg.repr, self._search_cfg, self._device, seed,
+                                              self._compiled)
 
     def make_unroll_batch(self, buffer: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor
                           ) -> dict[str, Any]:

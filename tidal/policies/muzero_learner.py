@@ -25,7 +25,8 @@ from tidal.base.modes import TrajectoryStore
 from tidal.mcts import SearchConfig, search, visit_policy
 from tidal.models.muzero import MuZeroModel, MuZeroOutput, MuZeroTargets
 from tidal.models.target import TargetNetwork
-from tidal.policies.common import adam, clipped_step, split_action_mask
+from tidal.policies.common import adam, split_action_mask, stage_step
+from tidal.policies.compiled import CompiledUpdate
 from tidal.rl_utils.horizon import linear_td_steps
 from tidal.rl_utils.unroll import scale_gradient, unrolled_value_targets
 
@@ -146,9 +147,10 @@ class RepresentationLearner:
     """
 
     def __init__(self, model: MuZeroModel, opts: EasyDict, search_cfg: SearchConfig, device: torch.device,
-                 seed: int) -> None:
+                 seed: int, compiled: Optional[CompiledUpdate] = None) -> None:
         check_repr_options(opts, model)
         self.model, self.opts, self.device = model, opts, device
+        self.compiled = compiled  # policy.learn.compile: the loss and the step compiled
         self.search_cfg = model_search_config(search_cfg, opts)
         self.target = TargetNetwork(model)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=opts.learning_rate, weight_decay=opts.weight_decay)
@@ -303,6 +305,23 @@ class RepresentationLearner:
     def train(self, batch: dict[str, Any], weight: Optional[torch.Tensor] = None) -> dict[str, torch.Tensor]:
         """One gradient step on MuZero's loss (eq. 1); returns the loss terms and a 'priority' per sample."""
         opts = self.opts
+        if self.compiled is not None:
+            self.compiled.begin()
+        losses = self._losses if self.compiled is None else self.compiled.function('muzero', self._losses)
+        terms, priority = losses(batch, weight)
+        grad_norm = stage_step(self.optimizer, terms['loss'], opts.grad_clip_norm, True, self.compiled)
+        assert grad_norm is not None  # always measured
+        self.updates += 1
+        if self.updates % opts.target_update_period == 0:
+            self.target.update(opts.target_update_tau)
+        info = {f'{name}_loss': term.detach().mean() for name, term in terms.items() if name != 'loss'}
+        info.update(total_loss=terms['loss'].detach(), grad_norm=grad_norm.detach(), priority=priority)
+        return info
+
+    def _losses(self, batch: dict[str, Any], weight: Optional[torch.Tensor]
+                ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """MuZero's loss terms on `batch` (eq. 1; 'loss' their weighted sum) and each sample's priority."""
+        opts = self.opts
         observation, _ = split_action_mask(batch['obs'])  # the search used the mask; the model reads the rest
         outputs = unroll(self.model, observation, batch['action'], opts.recurrent_gradient_scaling_factor)
         policy = batch.get('target_policy')
@@ -314,15 +333,9 @@ class RepresentationLearner:
         terms = self.model.calc_loss(outputs, targets, train_reward=opts.train_reward_function,
                                      train_policy=opts.train_policy, train_game_over=opts.train_game_over_function,
                                      train_repr_prediction=opts.train_repr_prediction, weight=weight)
-        grad_norm = clipped_step(self.optimizer, terms['loss'], opts.grad_clip_norm, self.model.parameters())
-        self.updates += 1
-        if self.updates % opts.target_update_period == 0:
-            self.target.update(opts.target_update_tau)
-        info = {f'{name}_loss': term.detach().mean() for name, term in terms.items() if name != 'loss'}
         with torch.no_grad():  # the value error summed over the unroll: all K + 1 steps, as the value loss has them
             priority = self.model.value_error(outputs, batch['target_value']).sum(dim=1) + PRIORITY_EPS
-        info.update(total_loss=terms['loss'].detach(), grad_norm=grad_norm.detach(), priority=priority)
-        return info
+        return terms, priority
 
     @torch.no_grad()
     def _latent_targets(self, batch: dict[str, Any], first: torch.Tensor) -> Optional[torch.Tensor]:

@@ -180,7 +180,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         repr_cfg = self._cfg.repr
         seed = int(torch.randint(2**62, ()))  # from the run's seeded generator: the same run, the same samples
         self._learner = RepresentationLearner(self._repr_model, repr_cfg, self._repr_search_config(), self._device,
-                                              seed)
+                                              seed, self._compiled)
         self._encoder_optimizer = (adam(self._repr_model.representation.parameters(), repr_cfg.learning_rate)
                                    if repr_cfg.encoder_grad else None)
         self._learn_calls = 0
