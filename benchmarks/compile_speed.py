@@ -5,10 +5,13 @@ the random warm-up (SAC) or the first rollout (PPO); W steps in which the compil
 evaluation of one episode closes the second and the third window, and the rate is W over the wall time between
 those two rows (so it includes one evaluation episode). SB3's SAC, with the same sizes (batch 256, [256, 256]
 networks, one update per env step, W random steps first), is timed over the same window of its own rows.
-The arms run one after another, alone on the machine.
+The arms run one after another, alone on the machine (`--repeats`: each arm that many times, its median
+shown); `--acting-cpu-modes` adds
+arms that act on a CPU copy of the collect mode (`policy.collect.acting_device=cpu`), the learner on the device.
 
     python benchmarks/compile_speed.py [--device cuda] [--arms sac ppo sb3] [--modes none default reduce-overhead]
-        [--sac-config halfcheetah_sac] [--ppo-config halfcheetah_ppo] [--window 2000] [--out DIR]
+        [--acting-cpu-modes reduce-overhead] [--sac-config halfcheetah_sac] [--ppo-config halfcheetah_ppo]
+        [--window 2000] [--repeats 1] [--out DIR]
 
 The SAC arms follow LeanRL's HalfCheetah task (HalfCheetah-v5 here, the version gymnasium offers); the SB3 arm
 runs where `stable_baselines3` imports (the current Python, else the SB3 venv of `common.ensure_sb3_venv`).
@@ -50,15 +53,17 @@ def window_rate(run_dir: Path, window: int) -> dict:
             'updates_per_s': round((last['train_iter'] - first['train_iter']) / seconds, 1)}
 
 
-def run_tidal(config: str, policy: str, mode: str, device: str, window: int, runs: Path) -> dict:
-    run_dir = runs / f'{config}_{mode}'
+def run_tidal(config: str, policy: str, mode: str, device: str, window: int, runs: Path, acting: str) -> dict:
+    run_dir = runs / f'{config}_{mode}_acting_{acting}'
     cmd = [*TIDAL_CMD, 'train', config, '--device', device, '--max-env-step', str(3 * window), '--exp-name',
-           str(run_dir), '--no-progress', '--set', f'policy.learn.compile={mode}']
+           str(run_dir), '--no-progress', '--set', f'policy.learn.compile={mode}',
+           '--set', f'policy.collect.acting_device={acting}']
     for item in tidal_overrides(window, policy):
         cmd += ['--set', item]
     start = time.perf_counter()
     subprocess.run(cmd, cwd=REPO_ROOT, check=True, stdout=subprocess.DEVNULL)
-    return {'arm': f'tidal {policy} ({config})', 'compile': mode, 'process_wall_s': round(time.perf_counter() - start, 1),
+    arm = f'tidal {policy} ({config})' + (', acting on a CPU copy' if acting == 'cpu' else '')
+    return {'arm': arm, 'compile': mode, 'process_wall_s': round(time.perf_counter() - start, 1),
             **window_rate(run_dir, window)}
 
 
@@ -87,6 +92,12 @@ def run_sb3(env_id: str, device: str, window: int, runs: Path) -> dict:
             **window_rate(run_dir, window)}
 
 
+def median_row(repeats: list[dict]) -> dict:
+    """The repeat of median rate, with every repeat's rate beside it."""
+    ordered = sorted(repeats, key=lambda row: row['env_steps_per_s'])
+    return {**ordered[(len(ordered) - 1) // 2], 'repeats': [row['env_steps_per_s'] for row in repeats]}
+
+
 def device_name(device: str) -> str:
     import torch
     if device.startswith('cuda') and torch.cuda.is_available():
@@ -98,7 +109,8 @@ def device_name(device: str) -> str:
 def table(rows: list[dict]) -> list[str]:
     lines = ['| arm | compile | env steps/s | updates/s | vs its eager | process wall s |', '|---|---|---|---|---|---|']
     for row in rows:
-        eager = next((other for other in rows if other['arm'] == row['arm'] and other['compile'] == 'none'), None)
+        base = row['arm'].split(', acting')[0]
+        eager = next((other for other in rows if other['arm'] == base and other['compile'] == 'none'), None)
         gain = f"{row['env_steps_per_s'] / eager['env_steps_per_s']:.2f}x" if eager and row['compile'] != '-' else '-'
         lines.append(f"| {row['arm']} | {row['compile']} | {row['env_steps_per_s']:.0f} | {row['updates_per_s']:.0f} "
                      f"| {gain} | {row['process_wall_s']:.0f} |")
@@ -110,11 +122,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--device', default='cuda')
     parser.add_argument('--arms', nargs='+', default=['sac', 'sb3', 'ppo'], choices=['sac', 'ppo', 'sb3'])
     parser.add_argument('--modes', nargs='+', default=['none', 'default', 'reduce-overhead'])
+    parser.add_argument('--acting-cpu-modes', nargs='*', default=['reduce-overhead'],
+                        help='modes also measured acting on a CPU copy (policy.collect.acting_device=cpu)')
     parser.add_argument('--sac-config', default='halfcheetah_sac')
     parser.add_argument('--ppo-config', default='halfcheetah_ppo')
     parser.add_argument('--sb3-env', default='HalfCheetah-v5')
     parser.add_argument('--window', type=int, default=2000, help='SAC env steps per window (PPO: whole rollouts)')
     parser.add_argument('--ppo-rollouts', type=int, default=1, help='PPO rollouts per window')
+    parser.add_argument('--repeats', type=int, default=1, help='runs of each arm; the table shows the median')
     parser.add_argument('--out', type=Path, default=OUT)
     parser.add_argument('--runs', type=Path, help='where the runs go (default: OUT/runs)')
     args = parser.parse_args(argv)
@@ -132,12 +147,15 @@ def main(argv: list[str] | None = None) -> None:
 
     for arm in args.arms:
         if arm == 'sb3':
-            record(run_sb3(args.sb3_env, args.device, args.window, runs))
+            record(median_row([run_sb3(args.sb3_env, args.device, args.window, runs / f'repeat{repeat}')
+                               for repeat in range(args.repeats)]))
             continue
         config = args.sac_config if arm == 'sac' else args.ppo_config
         window = args.window if arm == 'sac' else rollout_steps(config) * args.ppo_rollouts
-        for mode in args.modes:
-            record(run_tidal(config, arm, mode, args.device, window, runs))
+        for mode, acting in [*((mode, 'learner') for mode in args.modes),
+                             *((mode, 'cpu') for mode in args.acting_cpu_modes)]:
+            record(median_row([run_tidal(config, arm, mode, args.device, window, runs / f'repeat{repeat}', acting)
+                               for repeat in range(args.repeats)]))
     print('\n'.join([f'Device: {name}.', '', *table(rows)]))
 
 

@@ -50,7 +50,7 @@ def part_command(part: str, device: str, out: Path, runs: Path, quick: bool) -> 
         cmd = ['compile_speed.py', '--device', device, '--out', str(out / 'compile_speed'), '--runs', str(runs)]
         if quick:
             cmd += ['--sac-config', 'pendulum_sac', '--ppo-config', 'cartpole_ppo', '--window', '200',
-                    '--modes', 'none', 'default', '--arms', 'sac', 'ppo']
+                    '--modes', 'none', 'default', '--acting-cpu-modes', 'none', '--arms', 'sac', 'ppo']
         return cmd
     if part == 'seed_group':
         cmd = ['seed_group_throughput.py', '--device', device, '--out', str(out / 'seed_group'), '--runs', str(runs)]

@@ -1,4 +1,5 @@
-"""Where networks and losses live, resolved once from `policy.device` and the legacy `policy.cuda`."""
+"""Where networks and losses live, resolved once from `policy.device` and the legacy `policy.cuda`, and how
+tensors get there."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -24,3 +25,11 @@ def resolve_device(device: str, cuda: bool = False) -> torch.device:
 def policy_device(policy_cfg: Mapping[str, Any]) -> torch.device:
     """The device of a policy section (compiled or as the user wrote it)."""
     return resolve_device(policy_cfg.get('device', 'cpu'), policy_cfg.get('cuda', False))
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """`tensor` on `device`; from the host to a GPU through pinned memory, so that the copy does not make the
+    host wait for the GPU's queue (a plain copy from pageable memory synchronises)."""
+    if tensor.device == device or device.type != 'cuda' or tensor.device.type != 'cpu':
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)

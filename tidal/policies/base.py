@@ -81,6 +81,11 @@ class Policy:
             n_sample=1,
             # (int > 0) Length of each training sample, in steps; 1 means single transitions.
             unroll_len=1,
+            # (str in {'learner', 'cpu'}) Where the local collector acts: 'learner', on the policy's device;
+            # 'cpu', with a CPU copy of the collect mode whose weights are refreshed from the learner before each
+            # collection (a GPU learner then sends its weights to the host once per collection instead of each
+            # env step's observations and actions through the GPU). On a CPU learner it acts the same, through a copy.
+            acting_device='learner',
         ),
         eval=dict(
             # (bool) Evaluate the policy's most likely action (greedy or mean; TAAC's epsilon-greedy); False
@@ -279,6 +284,9 @@ class Policy:
     @classmethod
     def group_refusal(cls, cfg: Mapping[str, Any]) -> Optional[str]:
         """Why this config of the policy cannot train in a seed group (a config key and what to do), or None."""
+        if cfg['policy']['collect'].get('acting_device', 'learner') != 'learner':
+            return ("policy.collect.acting_device: a seed group acts for all its seeds on the learner's device; set "
+                    "it to 'learner'")
         if compile_mode(cfg['policy']['learn'].get('compile', 'none')) != 'none':
             return ('policy.learn.compile: a seed group\'s stacked update runs eager; set it to none, or train one '
                     'process per seed')

@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from tidal.base.errors import CheckpointError, ConfigError
-from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError, to_device
+from tidal.base.device import to_device
+from tidal.worker.replay_buffer import ReplayBuffer, ReplayBufferError
 from tidal.worker.sum_tree import MinTree, SumTree
 
 

@@ -16,17 +16,10 @@ from typing import Any, Iterable
 import numpy as np
 import torch
 
+from tidal.base.device import to_device
 from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.base.nest import KeyPath, path_name, tree_leaves, tree_map
 
-
-
-def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """`tensor` on `device`; from the host to a GPU through pinned memory, so that the copy does not make the
-    host wait for the GPU's queue (a plain copy from pageable memory synchronises)."""
-    if tensor.device == device or device.type != 'cuda' or tensor.device.type != 'cpu':
-        return tensor.to(device)
-    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 class ReplayBufferError(TidalError, ValueError):
