@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> None:
     for mode in args.modes:
         for seed in args.seeds:
             run_dir = runs / f'{mode}_seed{seed}'
-            overrides = [f'policy.learn.compile={mode}', f'policy.device={args.device}']
+            # the whole budget in every run (no stop at the config's stop value), so the curves compare end to end
+            overrides = [f'policy.learn.compile={mode}', f'policy.device={args.device}', 'env.stop_value=null']
             jobs.append(Job(f'{mode} seed {seed}', tidal_train_command(args.config, seed, args.steps, run_dir, overrides),
                             run_dir))
     lanes = args.lanes or min(len(jobs), len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else 1)

@@ -59,7 +59,7 @@ def part_command(part: str, device: str, out: Path, runs: Path, quick: bool) -> 
         return cmd
     cmd = ['compile_learning.py', '--device', device, '--out', str(out / 'compile_learning'), '--runs', str(runs)]
     if quick:
-        cmd += ['--config', 'pendulum_sac', '--steps', '400', '--seeds', '0', '--modes', 'none', 'default']
+        cmd += ['--config', 'pendulum_sac', '--steps', '1300', '--seeds', '0', '--modes', 'none', 'default']
     return cmd
 
 

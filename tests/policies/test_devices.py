@@ -120,7 +120,7 @@ def replay(update: FirstUpdate, device: str, forward: Callable[[Any, dict[str, A
             section = section[parent]
         section[key] = value
     policy = policy_class(cfg.type, cfg)(cfg)
-    policy.learn_mode.load_state_dict(to_device(update.before, device))
+    policy.learn_mode.load_state_dict(clone(update.before))  # on the CPU, as a resumed run loads its checkpoint
     batch = to_device(update.batch, device)
     with cpu_randomness():
         torch.manual_seed(update.seed)
@@ -365,7 +365,7 @@ def test_every_policy_trains_on_the_gpu_and_its_checkpoint_moves_to_the_cpu_and_
         cfg = copy.deepcopy(update.cfg)
         cfg.device = device
         policy = policy_class(cfg.type, cfg)(cfg)
-        policy.learn_mode.load_state_dict(to_device(state, device))
+        policy.learn_mode.load_state_dict(state)
         info = policy.learn_mode.forward(to_device(update.batch, device))
         assert all(torch.isfinite(value).all() for value in scalars_of(info).values())
         state = to_device(policy.learn_mode.state_dict(), 'cpu')

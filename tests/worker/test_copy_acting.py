@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 import torch
 
+from tidal.base.nest import tree_leaves
 from tidal.entry.pipelines import train
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.copy_acting import CopyActingCollector
@@ -18,14 +20,6 @@ RUNS = {
     'pendulum_taac': (300, ['policy.random_collect_size=100', 'policy.learn.batch_size=32']),  # acting state per env
 }
 EVAL = ['env.n_evaluator_episode=1', 'env.evaluator_env_num=1']
-
-
-def tensors(tree, prefix=''):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from tensors(value, f'{prefix}.{key}')
-    elif isinstance(tree, torch.Tensor):
-        yield prefix, tree
 
 
 @pytest.mark.parametrize('config', sorted(RUNS))
@@ -47,11 +41,19 @@ def test_a_run_acting_through_a_cpu_copy_is_the_run_acting_itself(config, tmp_pa
     assert not isinstance(built[0], CopyActingCollector) and isinstance(built[1], CopyActingCollector)
     itself, copy = (load_checkpoint(tmp_path / name / 'ckpt' / 'latest.pt') for name in ('itself', 'copy'))
     for part in ('policy', 'collector'):
-        left, right = dict(tensors(itself[part])), dict(tensors(copy[part]))
+        left, right = dict(tree_leaves(itself[part])), dict(tree_leaves(copy[part]))
         assert left.keys() == right.keys()
         for key in left:
-            assert torch.equal(left[key], right[key]), f'{part}{key} differs'
+            assert same(left[key], right[key]), f'{part} {key} differs'
     assert eval_returns(tmp_path / 'itself') == eval_returns(tmp_path / 'copy')
+
+
+def same(left, right) -> bool:
+    if isinstance(left, torch.Tensor):
+        return torch.equal(left, right)
+    if isinstance(left, np.ndarray):
+        return np.array_equal(left, right)
+    return left == right
 
 
 def eval_returns(run_dir):

@@ -222,7 +222,8 @@ class PPOPolicy(Policy):
         """One clipped step on the PPO loss, at the learning rate and clip ratio of the batch's env step."""
         lr = self._set_learning_rate(self._optimizer, self._cfg.learn.learning_rate, batch)
         clip, value_clip = self._clip_ratios(batch)
-        clip_arg, value_clip_arg = clip, value_clip
+        clip_arg: float | torch.Tensor = clip
+        value_clip_arg: Optional[float | torch.Tensor] = value_clip
         if self._compiled is not None and self._cfg.learn.clip_decay:  # decaying ratios reach it as tensors
             clip_arg = self._compiled.scalar('clip_ratio', clip)
             value_clip_arg = None if value_clip is None else self._compiled.scalar('value_clip_ratio', value_clip)

@@ -21,7 +21,7 @@ def ppo_policy_loss(log_prob: torch.Tensor, old_log_prob: torch.Tensor, advantag
     log_ratio = log_prob - old_log_prob
     ratio = log_ratio.exp()  # r_t(theta), PPO eq. 6
     unclipped = ratio * advantage
-    clipped = ratio.clamp(1.0 - clip_ratio, 1.0 + clip_ratio) * advantage
+    clipped = _clamp(ratio, 1.0 - clip_ratio, 1.0 + clip_ratio) * advantage
     loss = -torch.min(unclipped, clipped).mean()  # L^CLIP, PPO eq. 7, negated to minimise
     with torch.no_grad():
         # (r - 1) - log r >= 0, unbiased and low-variance (Schulman, "Approximating KL divergence", 2020)
@@ -39,7 +39,7 @@ def ppo_value_loss(value: torch.Tensor, old_value: torch.Tensor, returns: torch.
     squared = (value - returns).pow(2)  # (V - R)^2, the value term of PPO eq. 9
     if clip_ratio is None:
         return squared.mean()
-    clipped_value = old_value + (value - old_value).clamp(-clip_ratio, clip_ratio)
+    clipped_value = old_value + _clamp(value - old_value, -clip_ratio, clip_ratio)
     return torch.max(squared, (clipped_value - returns).pow(2)).mean()  # baselines ppo2 value clipping
 
 
@@ -60,3 +60,11 @@ def explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> torch.
         target_var = target.var(unbiased=False)
         explained = 1.0 - (target - prediction).var(unbiased=False) / target_var
         return torch.where(target_var == 0, torch.zeros_like(explained), explained)  # no .item() sync
+
+
+def _clamp(value: torch.Tensor, low: float | torch.Tensor, high: float | torch.Tensor) -> torch.Tensor:
+    """`value` clamped to [low, high]; the bounds are numbers, or 0-d tensors where a compiled update's schedule
+    passes them (`CompiledUpdate.scalar`)."""
+    if isinstance(low, torch.Tensor) or isinstance(high, torch.Tensor):
+        return torch.clamp(value, torch.as_tensor(low), torch.as_tensor(high))
+    return value.clamp(low, high)

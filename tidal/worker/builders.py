@@ -30,9 +30,12 @@ def configure_torch(cfg: EasyDict) -> None:
 
 def set_tf32(enabled: bool) -> None:
     """TF32 for CUDA matmuls and cuDNN convolutions alike (`tf32`): both on, or both full float32."""
+    if not hasattr(torch.backends.cuda.matmul, 'fp32_precision'):  # PyTorch before 2.9
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+        return
     precision = 'tf32' if enabled else 'ieee'
     torch.backends.cuda.matmul.fp32_precision = precision
-    torch.backends.cudnn.conv.fp32_precision = precision
+    getattr(torch.backends.cudnn, 'conv').fp32_precision = precision  # not in torch's type stubs
 
 
 def set_seed(seed: int) -> None:
