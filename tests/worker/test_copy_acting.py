@@ -41,7 +41,7 @@ def test_a_run_acting_through_a_cpu_copy_is_the_run_acting_itself(config, tmp_pa
     assert not isinstance(built[0], CopyActingCollector) and isinstance(built[1], CopyActingCollector)
     itself, copy = (load_checkpoint(tmp_path / name / 'ckpt' / 'latest.pt') for name in ('itself', 'copy'))
     for part in ('policy', 'collector'):
-        left, right = dict(tree_leaves(itself[part])), dict(tree_leaves(copy[part]))
+        left, right = dict(tree_leaves(itself[part], sequences=True)), dict(tree_leaves(copy[part], sequences=True))
         assert left.keys() == right.keys()
         for key in left:
             assert same(left[key], right[key]), f'{part} {key} differs'
