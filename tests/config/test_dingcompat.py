@@ -300,7 +300,6 @@ def test_env_types_tidal_lacks_are_refused_in_one_line(env_type, env_id):
 
 
 def test_values_tidal_cannot_honour_are_refused():
-    assert "tidal's SAC learns from 1-step TD targets" in refusal({'policy': {'nstep': 3}})
     assert "is tidal's policy type 'sac_v'" in refusal({'policy': {'learn': {'value_network': True}}})
 
 

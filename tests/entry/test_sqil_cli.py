@@ -37,6 +37,16 @@ def test_collect_demos_then_train_sqil(expert_run, capsys):
     assert 'cos_similarity=' in log and 'expert_td_error=' in log
 
 
+def test_sqil_learns_from_nstep_windows_of_both_halves(expert_run, capsys):
+    assert main(['collect-demos', 'expert/config.yaml', '--ckpt', 'expert/ckpt/latest.pt', '--episodes', '1',
+                 '-o', 'demos.npz']) == 0
+    assert main(['train', 'pendulum_sqil_sac', '--max-env-step', '120', '--exp-name', 'sqil3',
+                 '--set', 'policy.expert_data_path=demos.npz', '--set', 'env.stop_value=null',
+                 '--set', 'policy.nstep=3', *SMALL]) == 0
+    summary = json.loads((expert_run.parent / 'sqil3' / 'summary.json').read_text())
+    assert summary['env_step'] == 120 and summary['train_iter'] == 70
+
+
 def test_collect_demos_takes_config_layers_and_set_overrides(expert_run, capsys):
     (expert_run.parent / 'short.yaml').write_text('env:\n  env_kwargs: {max_episode_steps: 50}\n')
     assert main(['collect-demos', 'expert/config.yaml', '--config', 'short.yaml', '--ckpt', 'expert/ckpt/latest.pt',

@@ -8,7 +8,7 @@ from tidal.base.modes import Timestep
 from tidal.models import Temperature
 from tidal.policies import DiscreteSACPolicy
 from tidal.policies.common import sample_categorical
-from tidal.policies.discrete_sac import epsilon_at
+from tidal.rl_utils import epsilon_at
 
 
 def make_policy(**learn) -> DiscreteSACPolicy:

@@ -35,6 +35,21 @@ def test_sqil_relabels_expert_rows_one_and_agent_rows_zero(monkeypatch):
     assert seen['reward'].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
+def test_sqil_relabels_every_step_of_an_nstep_window_by_its_first(monkeypatch):
+    seen = {}
+    original = SACPolicy._critic_loss
+
+    def spy(self, batch):
+        seen['nstep_reward'] = batch['nstep_reward'].clone()
+        return original(self, batch)
+
+    monkeypatch.setattr(SACPolicy, '_critic_loss', spy)
+    batch = half_and_half_batch(4)
+    batch.update(nstep_reward=torch.full((4, 3), 123.0), nstep_len=torch.tensor([1, 3, 2, 3]))
+    make_policy().learn_mode.forward(batch)
+    assert seen['nstep_reward'].tolist() == [[0, 0, 0], [0, 0, 0], [1, 1, 0], [1, 1, 1]]
+
+
 def test_sqil_learn_step_equals_sac_on_the_relabelled_batch():
     """Same weights, same seed: SQIL's update is SAC's update on rewards 0/1, nothing else."""
     batch = half_and_half_batch()

@@ -250,9 +250,6 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.other.replay_buffer.enable_track_used_data', 'ignore', why=_LOGGING),
     KeyRule('policy.other.replay_buffer.periodic_thruput_seconds', 'ignore', why=_LOGGING),
     # SAC, discrete SAC, SQIL-SAC, MASAC
-    KeyRule('policy.nstep', 'convert', '', "tidal's SAC learns from 1-step TD targets (other values are refused)",
-            _only('policy.nstep', 1, "tidal's SAC learns from 1-step TD targets; set it to 1 or remove it"),
-            SAC_FAMILY),
     KeyRule('policy.discount_factor', 'ignore', why="DI-engine's SAC reads learn.discount_factor, as tidal does",
             policies=SAC_FAMILY),
     KeyRule('policy.expert_random_collect_size', 'ignore', why="tidal's SQIL reads demonstrations from "

@@ -17,6 +17,7 @@ import torch
 
 from tidal.base.stages import LearnPlan
 from tidal.policies.compiled import CompiledUpdate
+from tidal.rl_utils.td import nstep_return
 
 GradientSync = Callable[[torch.optim.Optimizer], None]
 
@@ -124,6 +125,14 @@ def bootstrap_mask(batch: dict[str, Any], ignore_done: bool) -> torch.Tensor:
     """The `terminated` column as float, or zeros when the config says to always bootstrap."""
     terminated = batch['terminated'].to(torch.float32)
     return torch.zeros_like(terminated) if ignore_done else terminated
+
+
+def td_reward(batch: dict[str, Any], gamma: float) -> tuple[torch.Tensor, float | torch.Tensor]:
+    """(reward, discount of the bootstrap) of a replayed batch: one step's reward and gamma, or an n-step window's
+    discounted rewards and gamma^length (`policy.nstep`; the replay feed builds the windows)."""
+    if 'nstep_reward' not in batch:
+        return batch['reward'], gamma
+    return nstep_return(batch['nstep_reward'], batch['nstep_len'], gamma)
 
 
 def sample_weight(batch: dict[str, Any], use_is_weight: bool) -> Optional[torch.Tensor]:

@@ -21,11 +21,11 @@ from tidal.base.errors import ConfigError
 from tidal.base.modes import ActingSteps, Timestep, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import bootstrap_mask, sample_categorical, sample_weight, split_action_mask
+from tidal.policies.common import bootstrap_mask, sample_categorical, sample_weight, split_action_mask, td_reward
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
+from tidal.rl_utils import epsilon_at, gather_action, masked_logits, v_1step_td_error
 
 
 @POLICY_REGISTRY.register('discrete_sac')
@@ -107,7 +107,8 @@ class DiscreteSACPolicy(SACPolicy):
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The critic loss on the taken actions (eq. 2) against the soft value of s' as an exact expectation over
         actions (eq. 10)."""
-        reward, action = batch['reward'], batch['action']
+        action = batch['action']
+        reward, discount = td_reward(batch, self._gamma)  # one step's, or an n-step window's (policy.nstep)
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
@@ -117,7 +118,7 @@ class DiscreteSACPolicy(SACPolicy):
             next_value = (next_prob * (next_q - alpha * next_log_prob)).sum(dim=-1)
         observation, _ = split_action_mask(batch['obs'])
         q = gather_action(self._model.critic(observation), action)
-        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, discount, weight)
         return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
     def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -197,17 +198,6 @@ class DiscreteSACPolicy(SACPolicy):
         observation = 'agent_state' if self._cfg.get('multi_agent', False) else 'obs'
         return ActingNetwork(MaskedArgmax(self._model.actor_network()),
                              input_names=(observation, 'action_mask') if action_mask else (observation,))
-
-
-def epsilon_at(env_step: int, schedule: Mapping[str, Any]) -> float:
-    """epsilon after `env_step` env steps under `schedule` (other.eps): start + (end - start) * min(1, steps / decay)
-    for 'linear', end + (start - end) * exp(-steps / decay) for 'exp'."""
-    start, end, decay = float(schedule['start']), float(schedule['end']), schedule['decay']
-    if schedule['type'] == 'linear':
-        return start + (end - start) * min(1.0, env_step / decay)
-    if schedule['type'] == 'exp':
-        return end + (start - end) * math.exp(-env_step / decay)
-    raise ConfigError(f"policy.other.eps.type must be 'linear', 'exp' or None, got {schedule['type']!r}")
 
 
 @torch.no_grad()

@@ -107,7 +107,9 @@ class MaxEntropyActorCritic(Policy):
     def _normalize_reward(self, batch: dict[str, Any]) -> None:
         """Scale the batch's replayed rewards by the return statistics of now (normalize.reward)."""
         if self._reward_scaler is not None:
-            batch['reward'] = self._reward_scaler.normalize(batch['reward'])
+            for key in ('reward', 'nstep_reward'):  # an n-step window's rewards (policy.nstep) by the same scale
+                if key in batch:
+                    batch[key] = self._reward_scaler.normalize(batch[key])
 
     def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
                             timestep: Timestep) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.base.modes import ActingSteps, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight
+from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight, td_reward
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -36,6 +36,10 @@ class SACPolicy(MaxEntropyActorCritic):
         # actions) action_mask [agents, actions], actions and losses per agent; the default model becomes
         # the policy's multi-agent actor-critic (continuous_maqac or discrete_maqac).
         multi_agent=False,
+        # (int in [1, 1000]) Rewards summed before the critics' target bootstraps (n-step returns): a window
+        # never crosses an episode's end. The soft value enters only at the bootstrap: the window's own steps add
+        # their rewards, not the entropy of actions an older policy took there.
+        nstep=1,
         learn=dict(
             # (bool) Learn log(alpha) rather than alpha itself (keeps alpha positive, better conditioned).
             log_space=True,
@@ -103,7 +107,8 @@ class SACPolicy(MaxEntropyActorCritic):
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_Q (eq. 5), one term per critic of the ensemble, against the soft value of s' (eq. 3)."""
-        obs, action, reward, next_obs = batch['obs'], batch['action'], batch['reward'], batch['next_obs']
+        obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
+        reward, discount = td_reward(batch, self._gamma)  # one step's, or an n-step window's (policy.nstep)
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
@@ -113,7 +118,7 @@ class SACPolicy(MaxEntropyActorCritic):
             next_q = self._target_critic(next_obs, next_action).min(dim=0).values
             next_value = next_q - alpha * next_log_prob
         q = self._model.critic(obs, action)
-        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, discount, weight)
         return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
     def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

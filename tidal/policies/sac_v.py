@@ -14,7 +14,7 @@ import torch
 from tidal.base.errors import ConfigError
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
-from tidal.policies.common import adam, bootstrap_mask, sample_weight
+from tidal.policies.common import adam, bootstrap_mask, sample_weight, td_reward
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -89,13 +89,14 @@ class SACVPolicy(SACPolicy):
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_Q (eqs. 7-8): each Q_i(s, a) towards reward_scale r + gamma (1 - terminated) V_target(s')."""
         obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
-        reward = self._reward_scale * batch['reward']
+        reward, discount = td_reward(batch, self._gamma)  # one step's, or an n-step window's (policy.nstep)
+        reward = self._reward_scale * reward
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         with torch.no_grad():
             next_value = self._target_value(next_obs)
         q = self._model.critic(obs, action)
-        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, self._gamma, weight)
+        critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, discount, weight)
         return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:

@@ -39,7 +39,11 @@ class SQILSACPolicy(SACPolicy):
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         # SQIL's relabelling (algorithm 1, lines 4-5): r = 1 for demonstrations, r = 0 for the agent's data
-        batch['reward'] = batch['expert'].to(torch.float32)
+        expert = batch['expert'].to(torch.float32)
+        batch['reward'] = expert
+        if 'nstep_reward' in batch:  # every step of a window is of the same source as its first (policy.nstep)
+            inside = torch.arange(batch['nstep_reward'].shape[1], device=expert.device) < batch['nstep_len'][:, None]
+            batch['nstep_reward'] = expert[:, None] * inside
         return super()._learn_plan(batch)
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

@@ -21,14 +21,29 @@ def per_sample(column: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 def td_target(reward: torch.Tensor, next_value: torch.Tensor, terminated: torch.Tensor,
-              gamma: float) -> torch.Tensor:
-    """r + gamma * (1 - terminated) * V(s'); `reward` and `terminated` are [B] or [B, *S] like V(s')."""
+              gamma: float | torch.Tensor) -> torch.Tensor:
+    """r + gamma * (1 - terminated) * V(s'); `reward` and `terminated` are [B] or [B, *S] like V(s'), `gamma` a
+    number or one discount per sample [B] (an n-step window's gamma^n, `nstep_return`)."""
     reward, terminated = per_sample(reward, next_value), per_sample(terminated, next_value)
+    if isinstance(gamma, torch.Tensor):
+        gamma = per_sample(gamma, next_value)
     return reward + gamma * (1.0 - terminated.to(reward.dtype)) * next_value
 
 
+def nstep_return(rewards: torch.Tensor, length: torch.Tensor, gamma: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(sum_k gamma^k r_k, gamma^length) of each sample's n-step window: its rewards [B, n, *S], zero past its
+    `length` [B], and the discount its bootstrap then takes.
+
+    The window stops at its episode's end, so R + gamma^length (1 - terminated) V(s_end) is the target: the value
+    of the last step's true next observation, none after a termination.
+    """
+    steps = torch.arange(rewards.shape[1], device=rewards.device, dtype=rewards.dtype)
+    powers = (gamma ** steps).reshape(1, -1, *([1] * (rewards.dim() - 2)))
+    return (rewards * powers).sum(dim=1), gamma ** length.to(rewards.dtype)
+
+
 def v_1step_td_error(value: torch.Tensor, next_value: torch.Tensor, reward: torch.Tensor,
-                     terminated: torch.Tensor, gamma: float,
+                     terminated: torch.Tensor, gamma: float | torch.Tensor,
                      weight: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Regress `value` [..., B, *S] to r + gamma (1 - terminated) next_value, with one target per
     sample (and agent), next_value [B, *S]: an ensemble's targets are reduced before (their minimum).

@@ -231,6 +231,19 @@ class ReplayBuffer:
         batch['index'] = index
         return batch
 
+    def following(self, index: torch.Tensor, steps: int, stride: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The slots of the transitions written 0, stride, ..., (steps - 1) * stride rows after those in the slots
+        `index` [B], as [B, steps], and whether each is held (written and not past the newest transition)."""
+        offsets = torch.arange(steps, device=index.device) * stride
+        oldest = (self._cursor - self._size) % self._capacity
+        age = (index - oldest) % self._capacity  # 0 is the oldest transition held
+        held = age[:, None] + offsets < self._size
+        return (index[:, None] + offsets) % self._capacity, held
+
+    def gather(self, index: torch.Tensor, names: Iterable[str]) -> dict:
+        """The columns `names` (a nested one whole) of the transitions in the slots `index`, without 'index'."""
+        return {name: tree_map(lambda column: column.index_select(0, index), self._columns[name]) for name in names}
+
     def _check_sample(self, batch_size: int) -> None:
         if self._size == 0:
             raise ReplayBufferError('cannot sample from an empty replay buffer; extend it first '

@@ -17,6 +17,7 @@ from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.feeds.common import Feed, warmup_steps, within_budget
+from tidal.worker.feeds.nstep import extend_to_nstep
 from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -47,6 +48,9 @@ class ReplayFeed(Feed):
         if policy['priority'] and policy['collect']['unroll_len'] > 1:
             raise ConfigError(f"policy.priority: prioritized replay samples single transitions, but "
                               f"policy.collect.unroll_len is {policy['collect']['unroll_len']}; set priority=False")
+        if policy.get('nstep', 1) > 1 and policy['collect']['unroll_len'] > 1:
+            raise ConfigError(f"policy.nstep: n-step windows start at single transitions, but "
+                              f"policy.collect.unroll_len is {policy['collect']['unroll_len']}; set nstep=1")
 
     def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
         self.check_config(cfg)
@@ -58,6 +62,7 @@ class ReplayFeed(Feed):
         self.unroll_len = cfg.policy.collect.unroll_len
         self.priority = cfg.policy.priority
         self.random_collect_size = cfg.policy.random_collect_size
+        self.nstep = cfg.policy.get('nstep', 1)  # n-step windows (the policies that read them declare the key)
         self.buffer: Any = self.build_buffer(cfg, views.device, collector.num_envs)
 
     def build_buffer(self, cfg: EasyDict, device: torch.device, num_envs: int) -> Any:
@@ -95,7 +100,10 @@ class ReplayFeed(Feed):
         if self.unroll_len > 1:
             # the collector's rows are step-major, so one env's consecutive steps lie num_envs rows apart
             return self.buffer.sample_sequence(self.batch_size, self.unroll_len, stride=self.collector.num_envs)
-        return self.buffer.sample(self.batch_size)
+        batch = self.buffer.sample(self.batch_size)
+        if self.nstep > 1:
+            batch = extend_to_nstep(self.buffer, batch, self.nstep, stride=self.collector.num_envs)
+        return batch
 
     def state_dict(self) -> dict[str, Any]:
         return {'buffer': self.buffer.state_dict()}

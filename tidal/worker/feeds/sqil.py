@@ -18,6 +18,7 @@ from tidal.base.modes import PolicyViews
 from tidal.base.nest import concat
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.demos import check_demos, load_demos
+from tidal.worker.feeds.nstep import extend_to_nstep
 from tidal.worker.feeds.replay import ReplayFeed
 from tidal.worker.replay_buffer import ReplayBuffer
 
@@ -60,8 +61,12 @@ class SQILFeed(ReplayFeed):
         half = self.batch_size // 2
         agent = self.buffer.sample(half)
         expert = self.expert.sample(half)
-        batch = concat([{field: agent[field] for field in EXPERT_FIELDS},
-                        {field: expert[field] for field in EXPERT_FIELDS}])
+        fields: tuple[str, ...] = EXPERT_FIELDS
+        if self.nstep > 1:  # windows of the agent's env streams, and of the demonstrations' consecutive rows
+            agent = extend_to_nstep(self.buffer, agent, self.nstep, stride=self.collector.num_envs)
+            expert = extend_to_nstep(self.expert, expert, self.nstep, stride=1)
+            fields = (*EXPERT_FIELDS, 'nstep_reward', 'nstep_len')
+        batch = concat([{field: agent[field] for field in fields}, {field: expert[field] for field in fields}])
         batch['expert'] = torch.arange(2 * half, device=self.device) >= half
         return batch
 
