@@ -24,6 +24,7 @@ RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'sac': ('pendulum_sac', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64')),
     'sac_v': ('pendulum_sac_v', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64')),
     'discrete_sac': ('cartpole_discrete_sac', 400, ('policy.random_collect_size=200',)),
+    'dqn': ('cartpole_dqn', 400, ('policy.random_collect_size=200',)),
     'masac': ('mpe_spread_sac', 800, ('policy.random_collect_size=400', 'policy.learn.update_per_collect=4',
                                       'policy.collect.n_sample=200')),
     'ppo': ('cartpole_ppo', 1024, ()),

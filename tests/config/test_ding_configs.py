@@ -32,6 +32,7 @@ RUNS = {
     'halfcheetah_sac_config.py': ('serial', 'mujoco', 'sac'),
     'walker2d_sac_config.py': ('serial', 'mujoco', 'sac'),
     'cartpole_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
+    'cartpole_dqn_config.py': ('serial', None, 'dqn'),
     'lunarlander_discrete_sac_config.py': ('serial', 'Box2D', 'discrete_sac'),
     'mountain_car_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
     'acrobot_discrete_sac_config.py': ('serial', None, 'discrete_sac'),

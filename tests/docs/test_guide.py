@@ -102,7 +102,7 @@ def test_the_page_runs_as_written(scratch, capsys):
             assert len(list(folder.glob('seed_*/evals.csv'))) == count
         else:
             assert (folder / 'evals.csv').is_file()
-    assert (scratch / 'cartpole_dqn' / 'export' / 'policy.pt').is_file()
+    assert (scratch / 'cartpole_my_dqn' / 'export' / 'policy.pt').is_file()
 
     # the page's error example: the command and the one line it prints
     examples = [body.splitlines() for body in blocks('') if body.startswith('$ tidal ')]

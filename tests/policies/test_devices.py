@@ -34,6 +34,7 @@ SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'sac_v': ('pendulum_sac_v', 200, OFF_POLICY),
     'sqil_sac': ('pendulum_sqil_sac', 200, (*OFF_POLICY, 'env.stop_value=null')),  # + its demonstrations
     'discrete_sac': ('cartpole_discrete_sac', 200, OFF_POLICY),
+    'dqn': ('cartpole_dqn', 200, (*OFF_POLICY, 'policy.learn.update_per_collect=1')),
     'taac': ('pendulum_taac', 200, OFF_POLICY),
     'taac_l': ('pendulum_taac_l', 200, OFF_POLICY),
     'taac_q': ('pendulum_taac_q', 200, OFF_POLICY),

@@ -1,6 +1,7 @@
 """Registered policies; importing this package registers the built-in ones."""
 from tidal.policies.base import Policy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
+from tidal.policies.dqn import DQNPolicy
 from tidal.policies.muzero import MuZeroPolicy
 from tidal.policies.muzero_repr import MuZeroReprPolicy
 from tidal.policies.ppg import PPGPolicy
@@ -10,5 +11,5 @@ from tidal.policies.sac_v import SACVPolicy
 from tidal.policies.sqil_sac import SQILSACPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 
-__all__ = ['DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
+__all__ = ['DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
            'SACVPolicy', 'SQILSACPolicy', 'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']

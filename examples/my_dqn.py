@@ -1,4 +1,4 @@
-# dqn.py
+# my_dqn.py
 """A minimal DQN (Mnih et al. 2015) with a Polyak-averaged target network, trained off-policy by tidal's
 'replay' feed. It registers its own small Q-network."""
 import copy
@@ -11,7 +11,7 @@ from tidal import MODEL_REGISTRY, POLICY_REGISTRY, Policy
 from tidal.models.acting import ActingNetwork
 
 
-@MODEL_REGISTRY.register('q_network')
+@MODEL_REGISTRY.register('my_q_network')
 class QNetwork(nn.Module):
     """One Q-value per action. `obs_shape` and `action_shape` are filled in from the env."""
 
@@ -36,10 +36,10 @@ class GreedyAction(nn.Module):
         return self.q_network(obs).argmax(dim=1)
 
 
-@POLICY_REGISTRY.register('dqn')
+@POLICY_REGISTRY.register('my_dqn')
 class DQNPolicy(Policy):
     config = dict(
-        type='dqn',
+        type='my_dqn',
         random_collect_size=1000,  # redefined defaults keep the rules of Policy's comments
         learn=dict(
             batch_size=64,
@@ -61,7 +61,7 @@ class DQNPolicy(Policy):
 
     @classmethod
     def default_model(cls, cfg):
-        return 'q_network', []  # registered above, in this module
+        return 'my_q_network', []  # registered above, in this module
 
     # ----- learn mode --------------------------------------------------------------------------
     def _init_learn(self):
