@@ -15,7 +15,6 @@ from typing import Any, Mapping, Optional
 import torch
 import torch.nn.functional as F
 
-from tidal.base.errors import ConfigError
 from tidal.base.modes import ActingSteps, Timestep, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
@@ -174,11 +173,15 @@ class DQNPolicy(Policy):
         epsilon, and the action it would take."""
         observation, mask = inputs
         rows = leading_dim(observation)
-        weight = next(self._model.parameters())
+        coin = torch.rand(rows, device=self._device, generator=generator)
+        return coin < self.epsilon(), self._uniform_action(rows, mask, generator)
+
+    def _uniform_action(self, rows: int, mask: Optional[torch.Tensor],
+                        generator: Optional[torch.Generator] = None) -> torch.Tensor:
+        """A uniformly random allowed action per row [rows] (every action without a mask)."""
         if mask is None:
-            mask = torch.ones(rows, self._model.action_dim, device=weight.device)
-        coin = torch.rand(rows, device=weight.device, generator=generator)
-        return coin < self.epsilon(), sample_categorical(mask.float(), generator)
+            return torch.randint(self._model.action_dim, (rows, ), device=self._device, generator=generator)
+        return sample_categorical(mask.float(), generator)
 
     def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
                             timestep: Timestep) -> dict[str, Any]:
@@ -193,10 +196,8 @@ class DQNPolicy(Policy):
         self._collect_env_step = int(state.get('env_step', 0))
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
-        _, mask = split_action_mask(obs)
-        if mask is None:
-            mask = torch.ones(leading_dim(obs), self._model.action_dim, device=self._device)
-        return {'action': sample_categorical(mask.float())}
+        observation, mask = split_action_mask(obs)
+        return {'action': self._uniform_action(leading_dim(observation), mask)}
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
         """The greedy allowed action, as evaluation acts."""

@@ -1,0 +1,118 @@
+"""DQN on CartPole-v1: tidal against Stable-Baselines3 side by side, and tidal's full DQN beside them.
+
+SB3's DQN is the plain one (no double Q, no dueling head, one-step targets, uniform replay), so the matched arm
+turns those off on tidal's side, and both take rl-baselines3-zoo's CartPole-v1 hyperparameters (`hyperparams/
+dqn.yml`): one env, lr 2.5e-4, batch 512, buffer 100k, no warm-up, gamma 0.99, 4 updates every 16 env steps,
+the target network copied every 5000 env steps (1250 updates on tidal's side, which counts updates), epsilon from
+1 to 0.11 over the first 12k env steps (6% of 200k), Huber loss, gradient norm clipped at 10, [64, 64] ReLU.
+The third arm is tidal's full DQN on the same settings: double Q, dueling head, 3-step returns, prioritized
+replay with importance weights. For each seed tidal's matched arm and SB3 start together, one per core (their
+wall-clock ratio); the full arms run after them, two at a time. Every arm runs its whole budget.
+
+    python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 200000] [--quick] [--report-only]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command,
+                    tidal_train_command)
+from report import iqm_of, library_row, markdown_table, milestones, plot_curves, steps_to_summary, steps_cell
+from sac_pendulum import versions
+
+TIDAL_CONFIG = 'cartpole_dqn'
+EVAL_EVERY, EVAL_EPISODES = 5000, 10
+SOLVED = 475
+MATCHED = [
+    'env.collector_env_num=1', 'env.evaluator_env_num=1', f'env.n_evaluator_episode={EVAL_EPISODES}',
+    'env.stop_value=null', 'policy.random_collect_size=0', 'policy.discount_factor=0.99', 'policy.nstep=1',
+    'policy.model.encoder_hidden_size_list=[64,64]', 'policy.model.dueling=false',
+    'policy.learn.learning_rate=2.5e-4', 'policy.learn.batch_size=512', 'policy.learn.update_per_collect=4',
+    'policy.collect.n_sample=16', 'policy.learn.target_update_freq=1250', 'policy.learn.double_q=false',
+    'policy.learn.loss=huber', 'policy.learn.grad_clip_norm=10', 'policy.other.eps.type=linear',
+    'policy.other.eps.start=1.0', 'policy.other.eps.end=0.11', 'policy.other.eps.decay=12000',
+    'policy.other.replay_buffer.replay_buffer_size=100000',
+    'policy.eval.evaluator.eval_freq=1000000000', f'policy.eval.evaluator.eval_freq_env_steps={EVAL_EVERY}',
+]
+FULL = [*MATCHED, 'policy.learn.double_q=true', 'policy.model.dueling=true', 'policy.nstep=3', 'policy.priority=true',
+        'policy.priority_IS_weight=true']
+ARMS = {'tidal': 'tidal DQN (SB3 zoo settings)', 'sb3': 'Stable-Baselines3 DQN',
+        'full': 'tidal DQN + double Q, dueling, 3-step, PER'}
+
+
+def jobs_of(args: argparse.Namespace, sb3_python: Path) -> dict[int, dict[str, Job]]:
+    runs = args.out / 'runs'
+    found = {}
+    for seed in args.seeds:
+        dirs = {arm: runs / f'{arm}_seed{seed}' for arm in ARMS}
+        sb3 = [str(sb3_python), display_path(BENCH_DIR / 'sb3_dqn_runner.py'), '--seed', str(seed), '--steps',
+               str(args.steps), '--run-dir', display_path(dirs['sb3']), '--eval-every', str(EVAL_EVERY),
+               '--eval-episodes', str(EVAL_EPISODES)]
+        found[seed] = {
+            'tidal': Job(f'tidal seed {seed}', tidal_train_command(TIDAL_CONFIG, seed, args.steps, dirs['tidal'],
+                                                                   MATCHED), dirs['tidal']),
+            'sb3': Job(f'SB3 seed {seed}', sb3, dirs['sb3']),
+            'full': Job(f'full seed {seed}', tidal_train_command(TIDAL_CONFIG, seed, args.steps, dirs['full'], FULL),
+                        dirs['full'])}
+    return found
+
+
+def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
+    runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in ARMS}
+    marks = milestones(args.steps, parts=4)
+    rows = {ARMS[arm]: library_row(runs[arm], marks) for arm in ARMS}
+    solved = {arm: steps_to_summary(runs[arm], SOLVED) for arm in ARMS}
+    walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in ARMS}
+    ratios = [tidal / sb3 for tidal, sb3 in zip(walls['tidal'], walls['sb3'])]
+    finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in ARMS}
+    plot_curves({ARMS[arm]: runs[arm] for arm in ARMS}, args.out / 'curves.png',
+                f'DQN on CartPole-v1, {len(args.seeds)} seed(s): median, min-max band',
+                references={f'solved ({SOLVED})': SOLVED})
+    results = {'benchmark': 'dqn_cartpole', 'steps': args.steps, 'seeds': args.seeds, 'matched_overrides': MATCHED,
+               'full_overrides': FULL, 'table': rows, 'steps_to_475': solved, 'final_returns': finals,
+               'wall_clock_ratio_tidal_over_sb3': {'median_of_seed_ratios': statistics.median(ratios),
+                                                   'per_seed': dict(zip(args.seeds, ratios))},
+               'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
+               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in ARMS},
+               'runs': {arm: dict(zip(args.seeds, runs[arm])) for arm in ARMS}}
+    (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
+    lines = ['# DQN on CartPole-v1: tidal vs Stable-Baselines3', '', markdown_table(rows, marks), '',
+             '| arm | steps to 475 (median) | final return, median | final return, IQM [95% CI] |', '|---|---|---|---|']
+    for arm in ARMS:
+        lines.append(f'| {ARMS[arm]} | {steps_cell(solved[arm])} | {statistics.median(finals[arm]):.1f} | '
+                     f'{iqm_of(finals[arm])} |')
+    lines += ['', f'tidal/SB3 wall-clock ratio (matched arms, side by side): **{statistics.median(ratios):.2f}** '
+              f'(median of the per-seed ratios {", ".join(f"{r:.2f}" for r in ratios)}).', '',
+              '![curves](curves.png)', '']
+    text = '\n'.join(lines)
+    (args.out / 'table.md').write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    parser.add_argument('--steps', type=int, default=200_000)
+    parser.add_argument('--out', type=Path, default=None)
+    parser.add_argument('--quick', action='store_true', help='smoke test: 10k steps, first seed only')
+    parser.add_argument('--report-only', action='store_true')
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.seeds = 10_000, args.seeds[:1]
+    args.out = args.out or BENCH_DIR / 'results' / ('dqn_cartpole_quick' if args.quick else 'dqn_cartpole')
+    jobs = jobs_of(args, ensure_sb3_venv())
+    if not args.report_only:
+        for seed in args.seeds:  # each seed's matched pair side by side, one per core
+            run_batch(f'seed {seed}: tidal and SB3', [jobs[seed]['tidal'], jobs[seed]['sb3']], threads=1)
+        fulls = [jobs[seed]['full'] for seed in args.seeds]
+        for start in range(0, len(fulls), 2):  # then the full arms, two at a time
+            run_batch('tidal full DQN', fulls[start:start + 2], threads=1)
+    print(report(args, jobs))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
