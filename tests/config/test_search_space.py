@@ -14,8 +14,8 @@ def _ends(param: Param) -> tuple[object, object]:
     return param.low, param.high
 
 
-@pytest.mark.parametrize('zoo_name', ['pendulum_sac', 'cartpole_discrete_sac', 'pendulum_sac_v', 'cartpole_ppo',
-                                      'cartpole_ppg', 'pendulum_taac', 'pendulum_taac_q'])
+@pytest.mark.parametrize('zoo_name', ['pendulum_sac', 'cartpole_discrete_sac', 'cartpole_dqn', 'pendulum_sac_v',
+                                      'cartpole_ppo', 'cartpole_ppg', 'pendulum_taac', 'pendulum_taac_q'])
 def test_every_family_range_ends_pass_the_config_checks_of_its_zoo_config(zoo_name):
     policy_type = load_layered(zoo_name).cfg.policy.type
     space = family_space([policy_type])

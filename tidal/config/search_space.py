@@ -99,6 +99,17 @@ _PPO = (
     _c('policy.model.encoder_hidden_sizes', *_WIDTHS),
 )
 
+_DQN = (
+    _f('policy.learn.learning_rate', 1e-4, 3e-3, log=True),
+    _c('policy.learn.batch_size', 32, 64, 128, 256, 512),
+    _c('policy.discount_factor', 0.95, 0.97, 0.99, 0.995),
+    _c('policy.nstep', 1, 3, 5),
+    _c('policy.learn.target_update_freq', 100, 500, 1000, 2500),
+    _c('policy.other.eps.decay', 5_000, 10_000, 20_000, 50_000),
+    _c('policy.model.encoder_hidden_size_list', [64, 64], [128, 128], [128, 128, 64], [256, 256]),
+    _c('policy.model.dueling', False, True),
+)
+
 _TAAC = _SAC[:6] + (
     _f('policy.learn.switch_alpha', 0.1, 10.0, log=True),
     _c('policy.collect.unroll_len', 2, 4, 8),
@@ -110,6 +121,7 @@ _TAAC = _SAC[:6] + (
 FAMILY_SPACES: dict[str, SearchSpace] = {
     'sac': _SAC,
     'discrete_sac': _SAC,
+    'dqn': _DQN,
     'sqil_sac': _SAC,
     'sac_v': _SAC + (_f('policy.learn.learning_rate_value', 1e-4, 3e-3, log=True),),
     'ppo': _PPO,
