@@ -13,51 +13,16 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import torch
 from stable_baselines3 import DQN
-from stable_baselines3.common.callbacks import BaseCallback
 
 from common import EvalLog, write_summary
+from sb3_sac_runner import EVAL_SEED_OFFSET, PeriodicEval  # the same greedy evaluation every `every` env steps
 
-EVAL_SEED_OFFSET = 10_000  # the eval env's seeds never coincide with the training env's
 # rl-baselines3-zoo, hyperparams/dqn.yml, CartPole-v1 (its net_arch is SB3's default [64, 64])
 ZOO_CARTPOLE = dict(learning_rate=2.5e-4, batch_size=512, buffer_size=100_000, learning_starts=0, gamma=0.99,
                     target_update_interval=5000, train_freq=16, gradient_steps=4, exploration_fraction=0.06,
                     exploration_final_eps=0.11)
-
-
-def evaluate(model: DQN, env: gym.Env, episodes: int) -> tuple[np.ndarray, np.ndarray]:
-    returns, lengths = np.zeros(episodes), np.zeros(episodes)
-    for i in range(episodes):
-        obs, _ = env.reset()
-        done = False
-        while not done:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, reward, terminated, truncated, _ = env.step(action)
-            returns[i] += reward
-            lengths[i] += 1
-            done = terminated or truncated
-    return returns, lengths
-
-
-class PeriodicEval(BaseCallback):
-    def __init__(self, eval_env: gym.Env, log: EvalLog, every: int, episodes: int, start: float) -> None:
-        super().__init__()
-        self.eval_env, self.log, self.every, self.episodes, self.start = eval_env, log, every, episodes, start
-
-    def _evaluate(self) -> None:
-        returns, lengths = evaluate(self.model, self.eval_env, self.episodes)
-        self.log.write(self.num_timesteps, self.model._n_updates, time.perf_counter() - self.start,
-                       float(returns.mean()), float(returns.std()), float(lengths.mean()))
-
-    def _on_training_start(self) -> None:
-        self._evaluate()
-
-    def _on_step(self) -> bool:
-        if self.num_timesteps % self.every == 0:
-            self._evaluate()
-        return True
 
 
 def main() -> None:

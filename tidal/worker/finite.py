@@ -28,7 +28,8 @@ class FiniteGuard:
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.keys: list[str] = []  # fixed by the first update: the monitored keys it reports
-        self._device_keys: list[str] = []
+        self._device_keys: list[str] = []  # the monitored keys whose values live on the device, and the others
+        self._host_keys: list[str] = []
         self._first_bad = torch.empty(0, dtype=torch.long, device=device)
         self._first_value = torch.empty(0, device=device)
         self._iteration = torch.zeros((), dtype=torch.long, device=device)
@@ -42,10 +43,11 @@ class FiniteGuard:
         if not self.keys:
             self.keys = [key for key in monitored if key in info]
             self._device_keys = [key for key in self.keys if not _on_host(info[key], self.device)]
+            self._host_keys = [key for key in self.keys if key not in self._device_keys]
             self._first_bad = torch.full((len(self._device_keys), ), -1, dtype=torch.long, device=self.device)
             self._first_value = torch.zeros(len(self._device_keys), device=self.device)
-        for key in self.keys:
-            if key not in self._host_failures and _on_host(info[key], self.device):
+        for key in self._host_keys:
+            if key not in self._host_failures:
                 value = float(info[key])
                 if not math.isfinite(value):
                     self._host_failures[key] = (self._host_iteration, value)
