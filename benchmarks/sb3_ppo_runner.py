@@ -1,4 +1,4 @@
-"""Stable-Baselines3 PPO with SB3's own defaults (`PPO('MlpPolicy', env)`, one env or `--n-envs`) on a gym env.
+"""Stable-Baselines3 PPO or A2C with SB3's own defaults (`PPO('MlpPolicy', env)`, one env or `--n-envs`) on a gym env.
 
 Runs inside the SB3 virtual environment (`benchmarks/.venv-sb3`), never in tidal's, and writes the
 same run folder as `tidal train` (`evals.csv`, `summary.json`) so both are read by one function.
@@ -17,16 +17,17 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
-from stable_baselines3 import PPO
+from stable_baselines3 import A2C, PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
 from common import EvalLog, write_summary
 
 EVAL_SEED_OFFSET = 10_000  # the eval envs' seeds never coincide with the training env's
+ALGORITHMS = {'ppo': PPO, 'a2c': A2C}
 
 
-def evaluate(model: PPO, envs: list[gym.Env], episodes: int) -> tuple[np.ndarray, np.ndarray]:
+def evaluate(model: PPO | A2C, envs: list[gym.Env], episodes: int) -> tuple[np.ndarray, np.ndarray]:
     """Returns and lengths of `episodes` deterministic episodes, split evenly over `envs` beforehand
     (as tidal's evaluator does) and stepped as one batch."""
     quota = np.full(len(envs), episodes // len(envs))
@@ -65,7 +66,8 @@ class RolloutEval(BaseCallback):
 
     def minibatch_updates(self) -> int:
         rollout = self.model.n_steps * self.model.n_envs
-        return self.model._n_updates * math.ceil(rollout / self.model.batch_size)
+        batch = getattr(self.model, 'batch_size', rollout)  # A2C: one update of the whole rollout
+        return self.model._n_updates * math.ceil(rollout / batch)
 
     def _evaluate(self) -> None:
         returns, lengths = evaluate(self.model, self.eval_envs, self.episodes)
@@ -90,6 +92,7 @@ class RolloutEval(BaseCallback):
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--algo', choices=['ppo', 'a2c'], default='ppo', help="SB3's algorithm, with its defaults")
     parser.add_argument('--env-id', default='CartPole-v1')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--steps', type=int, default=51_200,
@@ -109,7 +112,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     train_env = gym.make(args.env_id) if args.n_envs == 1 else make_vec_env(args.env_id, n_envs=args.n_envs,
                                                                              seed=args.seed)
-    model = PPO('MlpPolicy', train_env, seed=args.seed, device='cpu', verbose=0)
+    model = ALGORITHMS[args.algo]('MlpPolicy', train_env, seed=args.seed, device='cpu', verbose=0)
     eval_envs = [gym.make(args.env_id) for _ in range(args.eval_envs or args.eval_episodes)]
     for i, env in enumerate(eval_envs):
         env.reset(seed=args.seed + EVAL_SEED_OFFSET + i)
@@ -121,13 +124,16 @@ def main() -> None:
     log.close()
 
     summary = write_summary(args.run_dir, model.num_timesteps, callback.minibatch_updates(), wall_time)
-    settings = {name: getattr(model, name) for name in ('n_steps', 'batch_size', 'n_epochs', 'gamma', 'gae_lambda',
-                                                         'ent_coef', 'vf_coef', 'max_grad_norm', 'normalize_advantage')}
-    settings.update(learning_rate=model.learning_rate, clip_range=model.clip_range(1.0),
-                    clip_range_vf=None if model.clip_range_vf is None else model.clip_range_vf(1.0),
-                    target_kl=model.target_kl, net_arch=model.policy.net_arch,
-                    activation_fn=model.policy.activation_fn.__name__, ortho_init=model.policy.ortho_init)
-    info = {'library': 'stable-baselines3', 'algorithm': 'PPO', 'env_id': args.env_id, 'seed': args.seed,
+    settings = {name: getattr(model, name, None) for name in ('n_steps', 'batch_size', 'n_epochs', 'gamma',
+                                                               'gae_lambda', 'ent_coef', 'vf_coef', 'max_grad_norm',
+                                                               'normalize_advantage', 'target_kl')}
+    settings.update(learning_rate=model.learning_rate, net_arch=model.policy.net_arch,
+                    activation_fn=model.policy.activation_fn.__name__, ortho_init=model.policy.ortho_init,
+                    optimizer=type(model.policy.optimizer).__name__, optimizer_kwargs=model.policy.optimizer_kwargs)
+    if args.algo == 'ppo':
+        settings.update(clip_range=model.clip_range(1.0),
+                        clip_range_vf=None if model.clip_range_vf is None else model.clip_range_vf(1.0))
+    info = {'library': 'stable-baselines3', 'algorithm': args.algo.upper(), 'env_id': args.env_id, 'seed': args.seed,
             'n_envs': args.n_envs,
             'threads': args.threads, 'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes,
             'eval_envs': len(eval_envs), 'settings': settings,

@@ -33,6 +33,12 @@ RUNS = {
     'walker2d_sac_config.py': ('serial', 'mujoco', 'sac'),
     'cartpole_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
     'cartpole_dqn_config.py': ('serial', None, 'dqn'),
+    'cartpole_sql_config.py': ('serial', None, 'sql'),
+    'lunarlander_sql_config.py': ('serial', 'Box2D', 'sql'),
+    'pendulum_td3_config.py': ('serial', None, 'td3'),
+    'pendulum_ddpg_config.py': ('serial', None, 'ddpg'),
+    'hopper_td3_config.py': ('serial', 'mujoco', 'td3'),
+    'halfcheetah_td3_config.py': ('serial', 'mujoco', 'td3'),
     'lunarlander_discrete_sac_config.py': ('serial', 'Box2D', 'discrete_sac'),
     'mountain_car_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
     'acrobot_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
@@ -51,10 +57,16 @@ RUNS = {
     'acrobot_ppg_config.py': ('serial_onpolicy', None, 'ppg'),
     'pendulum_ppg_config.py': ('serial_onpolicy', None, 'ppg'),
     'pong_ppo_config.py': ('serial_onpolicy', 'ale_py', 'ppo'),
+    'cartpole_a2c_config.py': ('serial_onpolicy', None, 'a2c'),
+    'lunarlander_a2c_config.py': ('serial_onpolicy', 'Box2D', 'a2c'),
+    'pong_sql_config.py': ('serial', 'ale_py', 'sql'),
 }
 #: SQIL config -> the expert config whose run records its demonstrations
 SQIL_RUNS = {'pendulum_sqil_sac_config.py': 'pendulum_sac_config.py',
              'hopper_sqil_sac_config.py': 'hopper_sac_config.py'}
+#: discrete SQIL config (DI-engine's 'sql' under its SQIL entry) -> the config whose run is its expert checkpoint
+SQIL_SQL_RUNS = {'cartpole_sqil_config.py': 'cartpole_dqn_config.py',
+                 'lunarlander_sqil_config.py': 'lunarlander_sql_config.py'}
 #: config file -> the start of its one-line refusal
 REFUSED = {
     'cartpole_ppg_offpolicy_config.py': "tidal: error: DI-engine policy type 'ppg_offpolicy' is not supported: "
@@ -129,7 +141,8 @@ def runs(tmp_path_factory):
 
 #: configs whose env type tidal has under the same name (which reads DI-engine's keys): their table notes the
 #: env's keys it changed instead of the env type
-ENV_LINES = {'pong_ppo_config.py': 'policy.model.obs_shape = [4, 84, 84]'}
+ENV_LINES = {'pong_ppo_config.py': 'policy.model.obs_shape = [4, 84, 84]',
+             'pong_sql_config.py': 'policy.model.obs_shape = [4, 84, 84]'}
 
 
 def assert_ran_with_one_summary_line(run_dir: Path, lines: list[str], steps: int, policy_type: str,
@@ -180,6 +193,50 @@ def test_ding_sqil_config_trains_on_recorded_demos(runs, tmp_path, name):
     run_dir = tmp_path / read_config(str(DING_CONFIGS / name))[0]['exp_name']
     assert_ran_with_one_summary_line(run_dir, lines, budget(name), 'sqil_sac')
     assert 'expert_td_error=' in (run_dir / 'log.txt').read_text()
+
+
+def sqil_command(name: str, *model_path: str) -> list[str]:
+    """DI-engine's command form for a discrete SQIL file (Box2D's as `tidal train`, with one evaluation episode),
+    with `policy.collect.model_path` set on the command line when given."""
+    given = [arg for path in model_path for arg in ('--set', f'policy.collect.model_path={path}')]
+    if 'lunarlander' in name:
+        return ['train', str(DING_CONFIGS / name), '--max-env-step', str(budget(name)), *SMALL_EVAL, *given]
+    return ['-m', 'serial_sqil', '-c', str(DING_CONFIGS / name), '-s', '0', '--env-step', str(budget(name)), *given]
+
+
+@pytest.mark.parametrize('name', sorted(SQIL_SQL_RUNS))
+def test_ding_discrete_sqil_config_records_its_demos_from_the_tidal_checkpoint_at_model_path(runs, tmp_path, capsys,
+                                                                                           name):
+    if 'lunarlander' in name:
+        pytest.importorskip('Box2D')
+    expert_dir, _ = runs(SQIL_SQL_RUNS[name])
+    ckpt = expert_dir / 'ckpt' / 'latest.pt'
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        code, lines = run_cli(*sqil_command(name, str(ckpt)), '--set', 'policy.collect.expert_episodes=2',
+                              '--set', 'policy.learn.learner.log_freq=10', '--no-progress')
+    assert code == 0, lines
+    assert f"tidal: recorded 2 expert episodes from '{ckpt}' (policy.collect.model_path)" in capsys.readouterr().out
+    run_dir = tmp_path / read_config(str(DING_CONFIGS / name))[0]['exp_name']
+    assert_ran_with_one_summary_line(run_dir, lines, budget(name), 'sqil')
+    assert "create_config.policy.type = 'sql'\n      -> 'sqil'" in (run_dir / 'ding_mapping.txt').read_text()
+    assert 'expert_td_error=' in (run_dir / 'log.txt').read_text()
+
+
+@pytest.mark.parametrize('model_path, error', [
+    ('', "tidal: error: policy 'sqil' learns from demonstrations: set policy.expert_data_path (record them with tidal "
+         "collect-demos) or policy.collect.model_path (an expert's checkpoint to record them from)"),
+    (None, "tidal: error: policy.collect.model_path: 'cartpole_dqn_seed0/ckpt/eval.pth.tar' is neither a run folder "
+           "nor a checkpoint file"),  # the file's own path, of DI-engine's checkpoint
+])
+def test_ding_discrete_sqil_config_without_a_tidal_expert_is_refused_in_one_line(tmp_path, monkeypatch, model_path,
+                                                                                  error):
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_cli(*sqil_command('cartpole_sqil_config.py', *([] if model_path is None else [model_path])),
+                          '--no-progress')
+    assert code == 2 and lines[-1] == error, lines
+    assert list(tmp_path.iterdir()) == []  # the run folder made for it is gone
 
 
 @pytest.mark.parametrize('name', sorted(REFUSED))

@@ -15,7 +15,8 @@ def _ends(param: Param) -> tuple[object, object]:
 
 
 @pytest.mark.parametrize('zoo_name', ['pendulum_sac', 'cartpole_discrete_sac', 'cartpole_dqn', 'pendulum_sac_v',
-                                      'cartpole_ppo', 'cartpole_ppg', 'pendulum_taac', 'pendulum_taac_q'])
+                                      'cartpole_ppo', 'cartpole_ppg', 'cartpole_a2c', 'pendulum_taac',
+                                      'pendulum_taac_q', 'pendulum_td3', 'pendulum_ddpg', 'cartpole_sql'])
 def test_every_family_range_ends_pass_the_config_checks_of_its_zoo_config(zoo_name):
     policy_type = load_layered(zoo_name).cfg.policy.type
     space = family_space([policy_type])

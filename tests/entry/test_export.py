@@ -207,6 +207,16 @@ def test_uint8_images_go_in_as_the_env_gives_them(tmp_path, format):
     assert 'input  obs [batch, 12, 12, 3] uint8' in summary and EXACT in summary
 
 
+@pytest.mark.parametrize('config', ['pendulum_td3', 'pendulum_ddpg'])
+def test_td3_and_ddpg_export_their_deterministic_actor_scaled_to_the_env(tmp_path, config):
+    run, policy = make_run(tmp_path, config)
+    result = export_policy(run, 'torchscript')
+    assert parity_of(result.summary()) <= 1e-5
+    obs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    expected = 2.0 * policy.eval_mode.forward(torch.as_tensor(obs))['action'].numpy()  # Pendulum's bounds [-2, 2]
+    np.testing.assert_allclose(load_exported(result.path, 'torchscript')(obs), expected, atol=1e-5)
+
+
 def test_ppg_exports_its_policy_head(tmp_path):
     run, _ = make_run(tmp_path, 'cartpole_ppg')
     summary = export_policy(run, 'torchscript').summary()

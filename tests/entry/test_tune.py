@@ -198,7 +198,8 @@ def test_a_bad_space_file_is_one_line_naming_the_file_and_the_key(tmp_path, caps
 
 def test_a_policy_without_a_search_space_is_refused_by_name(tmp_path):
     with pytest.raises(ConfigError, match=r"^tidal tune has no search space for policy 'muzero'; give one with "
-                                          r"--space FILE \(families with a space: discrete_sac, dqn, ppg, ppo, "):
+                                          r"--space FILE \(families with a space: a2c, ddpg, discrete_sac, dqn, "
+                                          r"ppg, ppo, "):
         tune('cartpole_muzero', trials=1, budget_env_steps=1000, study_dir=tmp_path)
 
 

@@ -35,10 +35,15 @@ SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'sqil_sac': ('pendulum_sqil_sac', 200, (*OFF_POLICY, 'env.stop_value=null')),  # + its demonstrations
     'discrete_sac': ('cartpole_discrete_sac', 200, OFF_POLICY),
     'dqn': ('cartpole_dqn', 200, (*OFF_POLICY, 'policy.learn.update_per_collect=1')),
+    'sql': ('cartpole_sql', 200, (*OFF_POLICY, 'policy.learn.update_per_collect=1')),
+    'sqil': ('cartpole_sqil', 200, (*OFF_POLICY, 'policy.learn.update_per_collect=1')),  # + its expert's checkpoint
+    'td3': ('pendulum_td3', 200, (*OFF_POLICY, 'policy.collect.n_sample=1', 'policy.learn.update_per_collect=2')),
+    'ddpg': ('pendulum_ddpg', 200, (*OFF_POLICY, 'policy.collect.n_sample=1', 'policy.learn.update_per_collect=1')),
     'taac': ('pendulum_taac', 200, OFF_POLICY),
     'taac_l': ('pendulum_taac_l', 200, OFF_POLICY),
     'taac_q': ('pendulum_taac_q', 200, OFF_POLICY),
     'ppo': ('cartpole_ppo', 256, ('policy.collect.n_sample=128', 'policy.learn.batch_size=64', *EVAL)),
+    'a2c': ('cartpole_a2c', 160, EVAL),
     'ppg': ('cartpole_ppg', 512, ('policy.collect.n_sample=128', 'policy.learn.batch_size=64', *EVAL)),
     'muzero': ('cartpole_muzero', 200, (*OFF_POLICY, 'policy.collect.n_sample=50')),
     'muzero_repr': ('cartpole_muzero_repr_ppo', 512, ('policy.repr.training.initial_collect_steps=128',
@@ -72,8 +77,11 @@ class _Captured(Exception):
 
 @pytest.fixture(scope='module')
 def demos(tmp_path_factory) -> Path:
-    """Pendulum demonstrations recorded by a short SAC run, for SQIL."""
+    """Pendulum demonstrations recorded by a short SAC run, for SQIL-SAC; beside them the run folder of a short
+    CartPole DQN run (`cartpole_expert`), for SQIL on SQL to record its own from."""
     folder = tmp_path_factory.mktemp('expert')
+    train('cartpole_dqn', seed=0, max_env_step=150, progress=False,
+          overrides=[*OFF_POLICY, f'exp_name={folder / "cartpole_expert"}'])
     result = train('pendulum_sac', seed=0, max_env_step=150, progress=False,
                    overrides=[*OFF_POLICY, f'exp_name={folder / "expert"}'])
     return collect_demos(result.run_dir / 'config.yaml', result.run_dir / 'ckpt' / 'latest.pt', 1,
@@ -85,6 +93,8 @@ def short_run_overrides(name: str, demos: Path, *extra: str) -> list[str]:
     found = [*overrides, *extra]
     if name == 'sqil_sac':
         found.append(f'policy.expert_data_path={demos}')
+    if name == 'sqil':
+        found += [f'policy.collect.model_path={demos.parent / "cartpole_expert"}', 'policy.collect.expert_episodes=1']
     return found
 
 

@@ -34,6 +34,8 @@ class LossStage:
     # the optimizer's tensors anyway)
     frozen: Sequence[nn.Module] = ()
     after_step: Optional[Callable[[], None]] = None  # e.g. clamp a parameter into its range, after the step
+    # given the stage's logged values after its step: a policy keeps one to report in updates that skip the stage
+    seen: Optional[Callable[[dict[str, torch.Tensor]], None]] = None
 
 
 @dataclass(frozen=True)

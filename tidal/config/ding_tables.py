@@ -15,6 +15,7 @@ from tidal.base.errors import ConfigError
 
 SAC_FAMILY = ('sac', 'discrete_sac', 'sqil_sac', 'sac_v')
 PPO_FAMILY = ('ppo', 'ppg')
+DDPG_FAMILY = ('ddpg', 'td3')
 
 
 # ----- env types ---------------------------------------------------------------------------------
@@ -281,9 +282,27 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.collect.model_path', 'ignore', why="tidal's SQIL reads demonstrations recorded with tidal "
                                                        "collect-demos from policy.expert_data_path",
             policies=SAC_FAMILY),
+    # DDPG and TD3
+    KeyRule('env.norm_obs', 'convert', '', "use_norm=False, as tidal's DDPG and TD3 run (True is refused)",
+            _only('env.norm_obs', {'use_norm': False}, "tidal's DDPG and TD3 do not normalize observations"),
+            DDPG_FAMILY),
+    KeyRule('env.norm_reward', 'convert', '', "use_norm=False, as tidal's DDPG and TD3 run (True is refused)",
+            _only('env.norm_reward', {'use_norm': False}, "tidal's DDPG and TD3 do not normalize rewards"),
+            DDPG_FAMILY),
+    KeyRule('policy.action_space', 'convert', '', "'continuous' only (DI-engine's 'hybrid' is refused)",
+            _only('policy.action_space', 'continuous', "tidal's DDPG and TD3 act on continuous actions only"),
+            DDPG_FAMILY),
+    KeyRule('policy.reward_batch_norm', 'convert', '', "False only: tidal does not normalise rewards per batch",
+            _only('policy.reward_batch_norm', False, "tidal's DDPG and TD3 do not normalise rewards per batch"),
+            DDPG_FAMILY),
+    KeyRule('policy.multi_agent', 'convert', '', "tidal's DDPG and TD3 are single-agent (True is refused)",
+            _only('policy.multi_agent', False, "tidal has no multi-agent DDPG or TD3; its multi-agent policies are "
+                                               "sac and discrete_sac"), DDPG_FAMILY),
+    KeyRule('policy.collect.collector_logit', 'ignore', why="each policy's process_transition decides what a "
+                                                            "transition keeps", policies=DDPG_FAMILY),
     # PPO and PPG
-    KeyRule('policy.action_space', 'ignore', why="DI-engine's PPO reads it beside policy.model.action_space, which "
-                                                 "tidal fills from the env", policies=PPO_FAMILY),
+    KeyRule('policy.action_space', 'ignore', why="DI-engine's PPO and A2C read it beside policy.model.action_space, "
+                                                 "which tidal fills from the env", policies=(*PPO_FAMILY, 'a2c')),
     KeyRule('policy.recompute_adv', 'ignore', why='tidal computes GAE once per rollout, before the epochs',
             policies=PPO_FAMILY),
     KeyRule('policy.nstep_return', 'convert', '', "tidal's PPO fits GAE returns (True is refused)",
@@ -343,6 +362,9 @@ KEY_RULES: tuple[KeyRule, ...] = (
             'epochs over the stored rollouts per auxiliary phase', policies=('ppg',)),
     KeyRule('policy.learn.aux_bc_weight', 'rename', 'policy.aux.policy_kl_loss_weight',
             "the weight of the behaviour-cloning KL that keeps the policy in the auxiliary phase", policies=('ppg',)),
+    # A2C
+    KeyRule('policy.learn.grad_norm', 'rename', 'policy.learn.grad_clip_norm', 'the global gradient norm',
+            policies=('a2c',)),
 )
 
 #: DI-engine's PettingZoo env keys -> what tidal's 'pettingzoo' env does with them (dingcompat applies these).
@@ -374,7 +396,10 @@ SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.eva
              'policy.learn.clip_ratio', 'policy.learn.value_weight', 'policy.learn.entropy_weight',
              'policy.learn.adv_norm', 'policy.collect.n_sample', 'policy.collect.unroll_len',
              'policy.collect.discount_factor', 'policy.collect.gae_lambda', 'policy.eval.evaluator.eval_freq',
-             'policy.other.eps (discrete SAC)', 'policy.other.replay_buffer.replay_buffer_size')
+             'policy.other.eps (discrete SAC)', 'policy.other.replay_buffer.replay_buffer_size',
+             'policy.learn.learning_rate_actor (DDPG, TD3)', 'policy.learn.learning_rate_critic (DDPG, TD3)',
+             'policy.learn.actor_update_freq', 'policy.learn.noise', 'policy.learn.noise_sigma',
+             'policy.learn.noise_range', 'policy.collect.noise_sigma (DDPG, TD3)')
 
 
 # ----- README ----------------------------------------------------------------------------------------
@@ -398,7 +423,8 @@ def markdown_tables() -> str:
             what = 'checked, then dropped'
         lines.append(f"| `{rule.path}` | {', '.join(rule.policies) or 'all'} | {what} | {rule.why} |")
     lines.append("| `policy.model.action_space` | all | same key for PPO ('discrete', 'continuous'); QAC's "
-                 "'reparameterization' is ignored | tidal's SAC actor is always a tanh-Gaussian |")
+                 "actor heads: 'reparameterization' is ignored for SAC, 'regression' for DDPG and TD3, the other "
+                 "refused | tidal's SAC actor is always a tanh-Gaussian, its DDPG and TD3 actor deterministic |")
     lines += [f'| `{key}` (petting_zoo) | discrete_sac, sac | {what} | |' for key, what in PETTING_ZOO_KEYS.items()]
     lines += [f'| `{key}` | | same key | |' for key in SAME_KEYS]
     return '\n'.join(lines) + '\n'

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
 from tidal.config.ding_report import LEFT_OUT, DingMapping
-from tidal.config.ding_tables import (ACTIVATIONS, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES, KEY_RULES,
+from tidal.config.ding_tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES, KEY_RULES,
                                       MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS,
                                       POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
 
@@ -141,6 +141,11 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
         create['policy']['type'] = 'sqil_sac'
         mapping.add('create_config.policy.type', 'sac', "-> 'sqil_sac'", "DI-engine's SQIL config is policy type "
                     "'sac' with SQIL's expert keys (expert_random_collect_size, collect.model_path)")
+    elif _get(create, 'policy.type') == 'sql' and _has(main, 'policy.collect.model_path'):
+        create['policy']['type'] = 'sqil'
+        mapping.add('create_config.policy.type', 'sql', "-> 'sqil'", "DI-engine's discrete SQIL config is policy type "
+                    "'sql' with its expert's checkpoint in collect.model_path (tidal's 'sqil' records the "
+                    "demonstrations from a tidal checkpoint there)")
 
 
 def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
@@ -214,6 +219,20 @@ def _is_ding_module(name: Any) -> bool:
 
 
 # ----- model ---------------------------------------------------------------------------------------
+def _qac_actor_head(model: dict, family: frozenset, mapping: DingMapping) -> None:
+    """DI-engine's QAC `action_space` names its actor head: the one tidal's policy has is dropped (a
+    reparameterized tanh-Gaussian for SAC, a deterministic tanh action for DDPG and TD3), another refused."""
+    head = model['action_space']
+    deterministic = not family.isdisjoint(DDPG_FAMILY)
+    wanted, actor = ('regression', 'a deterministic tanh action') if deterministic else \
+        ('reparameterization', 'a reparameterized tanh-Gaussian')
+    if head == 'hybrid' or (head != wanted and deterministic):
+        raise ConfigError(f"config key 'policy.model.action_space' is {head!r}: tidal's {mapping.policy_type} "
+                          f"actor is {actor} ({wanted!r})")
+    mapping.add('policy.model.action_space', model.pop('action_space'), 'ignored', "it names DI-engine's QAC "
+                f"actor head; tidal's {mapping.policy_type} actor is always {actor}", ignored=True)
+
+
 def _policy_section(main: dict, create: dict) -> dict:
     """main_config's policy section with create_config's import names too: what names the policy's class."""
     policy = dict(main['policy']) if isinstance(main.get('policy'), dict) else {}
@@ -228,8 +247,7 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, fami
     if not isinstance(model, dict):
         return
     if model.get('action_space') in _QAC_ACTION_SPACES:
-        mapping.add('policy.model.action_space', model.pop('action_space'), 'ignored', "it names DI-engine's QAC "
-                    "actor head; tidal's SAC actor is always a reparameterized tanh-Gaussian", ignored=True)
+        _qac_actor_head(model, family, mapping)
     if 'activation' in model and not isinstance(model['activation'], str):
         given = model['activation']
         model['activation'] = _activation_name(given)

@@ -99,6 +99,20 @@ _PPO = (
     _c('policy.model.encoder_hidden_sizes', *_WIDTHS),
 )
 
+#: A2C: PPO's keys less its epochs and clip ratio, over the short rollouts it learns from once (a minibatch as large
+#: as the rollout makes one gradient step of it, as the paper's).
+_A2C = (
+    _f('policy.learn.learning_rate', 1e-4, 3e-3, log=True),
+    _c('policy.learn.batch_size', 40, 80, 160, 320),
+    _f('policy.learn.entropy_weight', 0.0, 0.02),
+    _f('policy.learn.value_weight', 0.25, 1.0),
+    _c('policy.learn.adv_norm', False, True),
+    _c('policy.collect.n_sample', 40, 80, 160, 320),
+    _c('policy.collect.discount_factor', 0.95, 0.98, 0.99, 0.995),
+    _f('policy.collect.gae_lambda', 0.8, 1.0),
+    _c('policy.model.encoder_hidden_sizes', *_WIDTHS),
+)
+
 _DQN = (
     _f('policy.learn.learning_rate', 1e-4, 3e-3, log=True),
     _c('policy.learn.batch_size', 32, 64, 128, 256, 512),
@@ -108,6 +122,18 @@ _DQN = (
     _c('policy.other.eps.decay', 5_000, 10_000, 20_000, 50_000),
     _c('policy.model.encoder_hidden_size_list', [64, 64], [128, 128], [128, 128, 64], [256, 256]),
     _c('policy.model.dueling', False, True),
+)
+
+_DDPG = (
+    _f('policy.learn.learning_rate_actor', 1e-4, 3e-3, log=True),
+    _f('policy.learn.learning_rate_critic', 1e-4, 3e-3, log=True),
+    _c('policy.learn.batch_size', 64, 128, 256, 512),
+    _c('policy.learn.discount_factor', 0.95, 0.98, 0.99, 0.995),
+    _f('policy.learn.target_theta', 1e-3, 5e-2, log=True),
+    _f('policy.collect.noise_sigma', 0.05, 0.5, log=True),
+    _c('policy.nstep', 1, 3, 5),
+    _c('policy.model.actor_hidden_sizes', *_WIDTHS),
+    _c('policy.model.critic_hidden_sizes', *_WIDTHS),
 )
 
 _TAAC = _SAC[:6] + (
@@ -122,9 +148,13 @@ FAMILY_SPACES: dict[str, SearchSpace] = {
     'sac': _SAC,
     'discrete_sac': _SAC,
     'dqn': _DQN,
+    'sql': _DQN + (_f('policy.learn.alpha', 0.01, 1.0, log=True),),
+    'ddpg': _DDPG,
+    'td3': _DDPG + (_c('policy.learn.actor_update_freq', 1, 2, 3), _f('policy.learn.noise_sigma', 0.05, 0.5, log=True)),
     'sqil_sac': _SAC,
     'sac_v': _SAC + (_f('policy.learn.learning_rate_value', 1e-4, 3e-3, log=True),),
     'ppo': _PPO,
+    'a2c': _A2C,
     'ppg': _PPO + (_c('policy.aux.interval', 4, 8, 16, 32),
                    _f('policy.aux.policy_kl_loss_weight', 0.3, 3.0, log=True)),
     'taac': _TAAC,

@@ -1,4 +1,5 @@
-"""Output heads: a tanh-Gaussian for bounded continuous actions and logits for discrete ones."""
+"""Output heads: a tanh-Gaussian or a deterministic tanh action for bounded continuous actions, logits for
+discrete ones."""
 from __future__ import annotations
 
 import torch
@@ -23,6 +24,21 @@ class GaussianHead(nn.Module):
         for layer in (self.mu, self.log_std):
             nn.init.uniform_(layer.weight, -init_w, init_w)
             nn.init.uniform_(layer.bias, -init_w, init_w)
+
+
+class TanhHead(nn.Module):
+    """One deterministic action in [-1, 1]: tanh of a linear layer (the actor of DDPG and TD3)."""
+
+    def __init__(self, hidden_size: int, action_dim: int) -> None:
+        super().__init__()
+        self.mu = nn.Linear(hidden_size, action_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.mu(x))
+
+    def init_uniform(self, init_w: float) -> None:
+        nn.init.uniform_(self.mu.weight, -init_w, init_w)
+        nn.init.uniform_(self.mu.bias, -init_w, init_w)
 
 
 class DiscreteHead(nn.Module):

@@ -1,4 +1,4 @@
-"""Actor + twin-critic templates for SAC-style algorithms.
+"""Actor + twin-critic templates for SAC-style algorithms, DDPG and TD3.
 
 The critics are one `EnsembleMLP`: both Q functions run in a single batched matmul per layer, and
 their outputs come stacked along a leading ensemble dimension.
@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 from tidal.base.defaults import ConfigRule
-from tidal.models.heads import DiscreteHead, GaussianHead
+from tidal.models.heads import DiscreteHead, GaussianHead, TanhHead
 from tidal.models.mlp import EnsembleMLP, mlp
 from tidal.registry import MODEL_REGISTRY
 
@@ -90,6 +90,20 @@ class ContinuousQAC(_ActorCritic):
                  critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
         super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
                          GaussianHead, ContinuousCritic)
+
+
+@MODEL_REGISTRY.register('deterministic_qac')
+class DeterministicQAC(_ActorCritic):
+    """Deterministic tanh actor and twin (or single) Q critic for bounded continuous actions (DDPG, TD3).
+
+    `actor(obs)` gives the action in [-1, 1]; `critic(obs, action)` gives [E, B].
+    """
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
+                 actor_hidden_sizes: Sequence[int] = (256, 256),
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
+                         TanhHead, ContinuousCritic)
 
 
 @MODEL_REGISTRY.register('discrete_qac')

@@ -1,4 +1,5 @@
 """Registered policies; importing this package registers the built-in ones."""
+from tidal.policies.a2c import A2CPolicy
 from tidal.policies.base import Policy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
@@ -8,8 +9,11 @@ from tidal.policies.ppg import PPGPolicy
 from tidal.policies.ppo import PPOPolicy
 from tidal.policies.sac import SACPolicy
 from tidal.policies.sac_v import SACVPolicy
+from tidal.policies.sqil import SQILPolicy
 from tidal.policies.sqil_sac import SQILSACPolicy
+from tidal.policies.sql import SQLPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
+from tidal.policies.td3 import DDPGPolicy, TD3Policy
 
-__all__ = ['DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
-           'SACVPolicy', 'SQILSACPolicy', 'TAACPolicy', 'TaacLPolicy', 'TaacQPolicy']
+__all__ = ['A2CPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
+           'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -24,12 +24,13 @@ GradientSync = Callable[[torch.optim.Optimizer], None]
 _gradient_syncs: weakref.WeakKeyDictionary[torch.optim.Optimizer, GradientSync] = weakref.WeakKeyDictionary()
 
 
-def adam(params: Iterable[Any], lr: float) -> torch.optim.Adam:
+def adam(params: Iterable[Any], lr: float, betas: Sequence[float] = (0.9, 0.999), eps: float = 1e-8
+         ) -> torch.optim.Adam:
     """Adam with fused kernels (CPU and CUDA): one kernel per step instead of one per parameter.
 
     `params` are parameters or param groups (dicts with their own 'lr').
     """
-    return torch.optim.Adam(list(params), lr=lr, fused=True)
+    return torch.optim.Adam(list(params), lr=lr, betas=(float(betas[0]), float(betas[1])), eps=eps, fused=True)
 
 
 def set_gradient_sync(optimizer: torch.optim.Optimizer, sync: Optional[GradientSync]) -> None:
@@ -99,6 +100,8 @@ def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[Compiled
             info[stage.norm_key] = norm.detach()
         if stage.after_step is not None:
             stage.after_step()
+        if stage.seen is not None:
+            stage.seen(values)
         if stage.loss_key is not None:
             info[stage.loss_key] = loss.detach()
     if plan.after is not None:

@@ -95,17 +95,12 @@ class DQNPolicy(Policy):
         return LearnPlan([stage], after=self._update_target)
 
     def _q_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """(Q(s, a) - y)^2 with y = R + gamma^n (1 - terminated) Q_target(s', a'), a' the greedy allowed action of
-        the online network (double Q) or of the target network."""
+        """(Q(s, a) - y)^2 with y = R + gamma^n (1 - terminated) V(s'), V the bootstrap's value (`_next_value`)."""
         observation, _ = split_action_mask(batch['obs'])
         q = gather_action(self._model(observation), batch['action'])
         with torch.no_grad():
-            next_observation, next_mask = split_action_mask(batch['next_obs'])
-            next_q = self._target(next_observation)
-            chooser = self._model(next_observation) if self._cfg.learn.double_q else next_q
-            next_action = masked_logits(chooser, next_mask).argmax(dim=-1)
             reward, discount = td_reward(batch, self._gamma)
-            target = td_target(reward, gather_action(next_q, next_action),
+            target = td_target(reward, self._next_value(*split_action_mask(batch['next_obs'])),
                                bootstrap_mask(batch, self._cfg.learn.ignore_done), discount)
         td_error = target - q
         if self._cfg.learn.loss == 'huber':
@@ -116,6 +111,13 @@ class DQNPolicy(Policy):
         loss = (per_sample * weight).mean() if weight is not None else per_sample.mean()
         return loss, {'q_value': q.detach().mean(), 'target_q_value': target.mean(),
                       'td_error': td_error.detach().abs().mean(), 'priority': td_error.detach().abs()}
+
+    def _next_value(self, next_observation: Any, next_mask: Optional[torch.Tensor]) -> torch.Tensor:
+        """The bootstrap's value of s' [B]: Q_target(s', a'), a' the greedy allowed action of the online network
+        (double Q) or of the target network."""
+        next_q = self._target(next_observation)
+        chooser = self._model(next_observation) if self._cfg.learn.double_q else next_q
+        return gather_action(next_q, masked_logits(chooser, next_mask).argmax(dim=-1))
 
     def _update_target(self) -> None:
         self._updates += 1

@@ -3,7 +3,8 @@
 Reddy et al. 2019, "SQIL: Imitation Learning via Reinforcement Learning with Sparse Rewards"
 (arXiv 1905.11108). Each batch is half expert demonstrations relabelled with reward 1 and half the
 agent's own replay relabelled with reward 0 (algorithm 1); the learning itself is plain SAC. The
-pipeline marks the rows with an `expert` column; this class only relabels and adds monitors.
+pipeline marks the rows with an `expert` column; this class only relabels and adds monitors
+(`sqil_common`, shared with SQIL on soft Q-learning, 'sqil').
 """
 from __future__ import annotations
 
@@ -15,15 +16,14 @@ import torch.nn.functional as F
 from tidal.base.stages import LearnPlan
 from tidal.policies.max_entropy import refuse_reward_normalization
 from tidal.policies.sac import SACPolicy
+from tidal.policies.sqil_common import SQILDemonstrations, relabel_rewards, td_error_by_half
 from tidal.registry import POLICY_REGISTRY
 
 
 @POLICY_REGISTRY.register('sqil_sac')
-class SQILSACPolicy(SACPolicy):
+class SQILSACPolicy(SQILDemonstrations, SACPolicy):
     config = dict(
         type='sqil_sac',
-        # (str) Demonstration file written by `tidal collect-demos`; half of every batch comes from it.
-        expert_data_path='',
         learn=dict(
             # (bool) Log the cosine similarity of the policy gradients (actor's mean layer) from the agent
             # half and the expert half of each batch; costs two extra partial backward passes per update.
@@ -38,21 +38,13 @@ class SQILSACPolicy(SACPolicy):
         super().__init__(cfg, *args, **kwargs)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
-        # SQIL's relabelling (algorithm 1, lines 4-5): r = 1 for demonstrations, r = 0 for the agent's data
-        expert = batch['expert'].to(torch.float32)
-        batch['reward'] = expert
-        if 'nstep_reward' in batch:  # every step of a window is of the same source as its first (policy.nstep)
-            inside = torch.arange(batch['nstep_reward'].shape[1], device=expert.device) < batch['nstep_len'][:, None]
-            batch['nstep_reward'] = expert[:, None] * inside
+        relabel_rewards(batch)  # r = 1 for demonstrations, r = 0 for the agent's data
         return super()._learn_plan(batch)
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """SAC's, with the mean TD error of each half of the batch beside it."""
         loss, values = super()._critic_loss(batch)
-        expert = batch['expert'].to(torch.float32)
-        td_error = values['priority']
-        values.update(agent_td_error=(td_error * (1 - expert)).sum() / (1 - expert).sum(),
-                      expert_td_error=(td_error * expert).sum() / expert.sum())
+        values.update(td_error_by_half(values['priority'], batch['expert']))
         return loss, values
 
     @classmethod

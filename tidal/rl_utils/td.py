@@ -11,6 +11,8 @@ from typing import Optional
 
 import torch
 
+from tidal.rl_utils.distributions import masked_logits
+
 
 def per_sample(column: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """`column` [B] viewed as [B, 1, ...] to broadcast over the trailing axes of `like` [B, *S]; a column
@@ -76,6 +78,23 @@ def gather_action(q: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         action = action.reshape(-1)
     index = action.long().reshape(*([1] * (q.dim() - 1 - action.dim())), *action.shape, 1)
     return q.gather(-1, index.expand(*batch_shape, 1)).squeeze(-1)
+
+
+def soft_state_value(q: torch.Tensor, alpha: float, action_mask: Optional[torch.Tensor] = None,
+                     policy_q: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The soft value of a state from its action values q [..., A] -> [...], over the allowed actions (mask 1).
+
+    V = alpha log sum_a exp(Q(a) / alpha): the value of the Boltzmann policy pi = softmax(Q / alpha) under Q,
+    sum_a pi(a) (Q(a) - alpha log pi(a)), which tends to max_a Q(a) as alpha -> 0 (Haarnoja et al. 2017, arXiv
+    1702.08165, theorem 1). With `policy_q` the policy is softmax(policy_q / alpha) instead (another network picks it,
+    `q` values it, as double Q-learning splits the max); with policy_q = q both forms agree. logsumexp keeps the
+    first finite for any finite q and alpha; disallowed actions get probability 0 and add nothing.
+    """
+    logits = masked_logits(q / alpha, action_mask)
+    if policy_q is None:
+        return alpha * torch.logsumexp(logits, dim=-1)
+    log_pi = torch.log_softmax(masked_logits(policy_q / alpha, action_mask), dim=-1)
+    return (log_pi.exp() * (q - alpha * log_pi)).sum(dim=-1)
 
 
 def compare_through_return(reward: torch.Tensor, bootstrap_value: torch.Tensor, discount: torch.Tensor,

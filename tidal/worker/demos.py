@@ -63,14 +63,21 @@ def deterministic_mode(collect_mode: CollectView, eval_mode: EvalMode) -> Collec
     return dataclasses.replace(collect_mode, forward=eval_mode.forward, reset=eval_mode.reset)
 
 
+def as_demos(episodes: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Demos:
+    """`episodes` (time-ordered column dicts) and `metadata` as the `Demos` that `load_demos` would read back from
+    `save_demos`' file, without the file: columns of all episodes end to end, on the CPU."""
+    if not episodes:
+        raise ValueError('no episodes to hold')
+    flats = [_flatten(episode) for episode in episodes]
+    return Demos(_unflatten(_columns(flats)), _metadata(flats, metadata))
+
+
 def save_demos(path: str | os.PathLike, episodes: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Path:
     """Write `episodes` (time-ordered column dicts) and `metadata` to `path`, atomically."""
     if not episodes:
         raise ValueError('no episodes to save')
     flats = [_flatten(episode) for episode in episodes]
-    columns = {name: np.concatenate([flat[name] for flat in flats]) for name in flats[0]}
-    meta = dict(metadata, format_version=FORMAT_VERSION,
-                episode_lengths=[len(next(iter(flat.values()))) for flat in flats])
+    columns, meta = _columns(flats), _metadata(flats, metadata)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f'.{path.name}.tmp')
@@ -81,6 +88,15 @@ def save_demos(path: str | os.PathLike, episodes: Sequence[Mapping[str, Any]], m
         np.savez_compressed(f, metadata=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
     os.replace(tmp, path)
     return path
+
+
+def _columns(flats: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate([flat[name] for flat in flats]) for name in flats[0]}
+
+
+def _metadata(flats: Sequence[Mapping[str, np.ndarray]], metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(metadata, format_version=FORMAT_VERSION,
+                episode_lengths=[len(next(iter(flat.values()))) for flat in flats])
 
 
 def load_demos(path: str | os.PathLike) -> Demos:

@@ -113,6 +113,9 @@ class SeedStack:
                 own = plan.stages[index].after_step
                 if own is not None:
                     own()
+                seen = plan.stages[index].seen
+                if seen is not None:
+                    seen({name: value[seed] for name, value in values.items()})
         for plan in plans:
             if plan is not None and plan.after is not None:
                 plan.after()

@@ -2,7 +2,8 @@
 
 Reddy et al. 2019, "SQIL: Imitation Learning via Reinforcement Learning with Sparse Rewards"
 (arXiv 1905.11108). The loop is the off-policy one; only the batch differs. The rewards are
-relabelled by the policy from the batch's `expert` column (1 for expert rows, 0 for agent rows).
+relabelled by the policy from the batch's `expert` column (1 for expert rows, 0 for agent rows). The
+demonstrations are a file, or are recorded from an expert's checkpoint when the feed is built.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tidal.base.modes import PolicyViews
 from tidal.base.nest import concat
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.demos import check_demos, load_demos
+from tidal.worker.expert_demos import demos_from_checkpoint
 from tidal.worker.feeds.nstep import extend_to_nstep
 from tidal.worker.feeds.replay import ReplayFeed
 from tidal.worker.replay_buffer import ReplayBuffer
@@ -26,13 +28,19 @@ EXPERT_FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated
 
 
 def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
-    """A replay buffer holding exactly the demonstrations named by `policy.expert_data_path`."""
-    path = cfg.policy.expert_data_path
-    if not path:
+    """A replay buffer holding exactly the demonstrations of the file `policy.expert_data_path`, else those
+    recorded first from the expert at `policy.collect.model_path` (where the policy declares it)."""
+    path, model_path = cfg.policy.expert_data_path, cfg.policy.collect.get('model_path')
+    if path:
+        demos = load_demos(path)
+        check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
+    elif model_path:
+        demos = demos_from_checkpoint(cfg, device)
+    else:
+        checkpoint = '' if model_path is None else " or policy.collect.model_path (an expert's checkpoint to " \
+                                                   "record them from)"
         raise ConfigError(f"policy '{cfg.policy.type}' learns from demonstrations: set policy.expert_data_path "
-                          f'(record them with tidal collect-demos)')
-    demos = load_demos(path)
-    check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
+                          f'(record them with tidal collect-demos){checkpoint}')
     buffer = ReplayBuffer(len(demos), device=device, seed=cfg.seed + 1)
     buffer.extend({field: demos.columns[field] for field in EXPERT_FIELDS})
     return buffer

@@ -1,0 +1,90 @@
+"""n-step SAC (policy.nstep = 3) against one-step SAC on Hopper-v5, at equal env steps, side by side.
+
+Both arms run tidal's `hopper_sac` (SB3 zoo's Hopper settings: one env, [256, 256] networks, batch 256, lr 3e-4,
+10k random warm-up steps, one update per env step, gamma 0.99) with 5 greedy evaluation episodes every 5000 env
+steps; the only difference is `policy.nstep`. For each seed the two arms start together, one per core.
+
+    python benchmarks/nstep_sac_hopper.py [--nstep 3] [--seeds 0 1 2] [--steps 60000] [--quick] [--report-only]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from common import BENCH_DIR, Job, read_run, run_batch, shown_command, tidal_train_command
+from report import iqm_of, library_row, markdown_table, milestones, plot_curves, curve_mean
+
+CONFIG = 'hopper_sac'
+EVAL_EVERY, EVAL_EPISODES = 5000, 5
+COMMON = ['env.evaluator_env_num=1', f'env.n_evaluator_episode={EVAL_EPISODES}', 'env.stop_value=null',
+          'policy.eval.evaluator.eval_freq=1000000000', f'policy.eval.evaluator.eval_freq_env_steps={EVAL_EVERY}']
+
+
+def arms(nstep: int) -> dict[str, str]:
+    return {'one_step': 'SAC, 1-step targets', 'nstep': f'SAC, {nstep}-step targets'}
+
+
+def jobs_of(args: argparse.Namespace) -> dict[int, dict[str, Job]]:
+    runs = args.out / 'runs'
+    found = {}
+    for seed in args.seeds:
+        found[seed] = {}
+        for arm, nstep in (('one_step', 1), ('nstep', args.nstep)):
+            run_dir = runs / f'{arm}_seed{seed}'
+            command = tidal_train_command(CONFIG, seed, args.steps, run_dir, [*COMMON, f'policy.nstep={nstep}'])
+            found[seed][arm] = Job(f'{arm} seed {seed}', command, run_dir)
+    return found
+
+
+def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
+    names = arms(args.nstep)
+    runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in names}
+    marks = milestones(args.steps, parts=4)
+    rows = {names[arm]: library_row(runs[arm], marks) for arm in names}
+    finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in names}
+    means = {arm: [curve_mean(run['evals'], args.steps) for run in runs[arm]] for arm in names}
+    walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in names}
+    plot_curves({names[arm]: runs[arm] for arm in names}, args.out / 'curves.png',
+                f'SAC on Hopper-v5, 1-step against {args.nstep}-step targets, {len(args.seeds)} seed(s): median, '
+                'min-max band')
+    results = {'benchmark': 'nstep_sac_hopper', 'nstep': args.nstep, 'steps': args.steps, 'seeds': args.seeds,
+               'table': rows, 'final_returns': finals, 'mean_return_over_run': means, 'wall_time': walls,
+               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in names},
+               'runs': {arm: dict(zip(args.seeds, runs[arm])) for arm in names}}
+    (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
+    lines = [f'# SAC on Hopper-v5: 1-step against {args.nstep}-step targets', '', markdown_table(rows, marks, 'arm'),
+             '', '| arm | final return, IQM [95% CI] | mean return over the run, median | wall clock (s), median |',
+             '|---|---|---|---|']
+    for arm in names:
+        lines.append(f'| {names[arm]} | {iqm_of(finals[arm])} | {statistics.median(means[arm]):.0f} | '
+                     f'{statistics.median(walls[arm]):.0f} |')
+    lines += ['', '![curves](curves.png)', '']
+    text = '\n'.join(lines)
+    (args.out / 'table.md').write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--nstep', type=int, default=3)
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    parser.add_argument('--steps', type=int, default=60_000)
+    parser.add_argument('--out', type=Path, default=None)
+    parser.add_argument('--quick', action='store_true', help='smoke test: 11k steps, first seed only')
+    parser.add_argument('--report-only', action='store_true')
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.seeds = 11_000, args.seeds[:1]
+    args.out = args.out or BENCH_DIR / 'results' / ('nstep_sac_hopper_quick' if args.quick else 'nstep_sac_hopper')
+    jobs = jobs_of(args)
+    if not args.report_only:
+        for seed in args.seeds:  # each seed's two arms side by side, one per core
+            run_batch(f'seed {seed}: 1-step and {args.nstep}-step', list(jobs[seed].values()), threads=1)
+    print(report(args, jobs))
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,80 @@
+"""Demonstrations recorded by an expert policy: for `tidal collect-demos`, and for a SQIL run whose
+`policy.collect.model_path` names the expert's checkpoint (DI-engine's way of giving SQIL its expert)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from easydict import EasyDict
+
+from tidal.base.errors import CheckpointError, TidalError
+from tidal.config.layered import load_layered
+from tidal.policies.base import Policy
+from tidal.worker.builders import build_env_manager, build_policy
+from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.collector import EpisodeCollector
+from tidal.worker.demos import Demos, _as_list, as_demos, deterministic_mode
+from tidal.worker.rng import rng_state, set_rng_state, stream_seed
+from tidal.worker.run_groups import run_checkpoint
+
+_MODEL_PATH = 'policy.collect.model_path'
+
+
+def record_episodes(cfg: EasyDict, policy: Policy, episodes: int, seed: int,
+                    deterministic: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg`, seeded by `seed`;
+    deterministic: its eval-mode action, else it samples as collection does."""
+    acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
+    manager = build_env_manager(cfg, 'collector')
+    try:
+        collector = EpisodeCollector(manager, acting, policy.device)
+        collector.reset(seed=stream_seed(seed))
+        rollouts = collector.collect(episodes)
+    finally:
+        manager.close()
+    metadata = dict(
+        env_id=cfg.env.env_id, env_kwargs=dict(cfg.env.env_kwargs),
+        observation_space=str(manager.observation_space), action_space=str(manager.action_space),
+        obs_shape=cfg.policy.model.obs_shape, action_shape=cfg.policy.model.action_shape,
+        deterministic=deterministic, seed=seed, returns=[float(episode['reward'].sum()) for episode in rollouts])
+    return rollouts, metadata
+
+
+def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
+    """The demonstrations of the expert at `policy.collect.model_path` (a checkpoint or its run folder, whose
+    config.yaml builds the expert): `policy.collect.expert_episodes` episodes of its eval-mode actions on the
+    collector envs of `cfg`, seeded by `cfg.seed` as `tidal collect-demos -s SEED` seeds them. The global random
+    generators come back as they were, so the run goes on as if the demonstrations had been read from a file."""
+    path = cfg.policy.collect.model_path
+    try:
+        run_dir, ckpt = run_checkpoint(Path(path), _MODEL_PATH)
+    except TidalError as err:
+        raise type(err)(f'{_MODEL_PATH}: {err}') from None
+    saved = rng_state()
+    try:
+        # the expert acts on this run's device, whatever device it was trained on
+        expert = load_layered(str(run_dir / 'config.yaml'), cfg.seed,
+                              [f'policy.device={device}', 'policy.cuda=False']).cfg
+        _check_expert_fits(expert, cfg, path)
+        policy = build_policy(expert, enable_field=('collect', 'eval'))
+        load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+        episodes, metadata = record_episodes(cfg, policy, cfg.policy.collect.expert_episodes, cfg.seed)
+    finally:
+        set_rng_state(saved)
+    returns = metadata['returns']
+    print(f"tidal: recorded {len(returns)} expert episodes from '{ckpt}' ({_MODEL_PATH}), mean return "
+          f"{sum(returns) / len(returns):.2f}", flush=True)
+    return as_demos(episodes, dict(metadata, policy=expert.policy.type, checkpoint=str(ckpt)))
+
+
+def _check_expert_fits(expert: EasyDict, cfg: EasyDict, path: str) -> None:
+    """Refuse an expert trained on another env, or with other observation or action shapes, in one line."""
+    if expert.env.get('env_id') != cfg.env.get('env_id'):
+        raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert of env '{expert.env.get('env_id')}', but "
+                              f"env.env_id is '{cfg.env.get('env_id')}'")
+    for key in ('obs_shape', 'action_shape'):
+        theirs, ours = expert.policy.model.get(key), cfg.policy.model.get(key)
+        if _as_list(theirs) != _as_list(ours):
+            raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert with policy.model.{key} {theirs}, but this "
+                                  f"run's is {ours}")
