@@ -33,6 +33,8 @@ RUNS = {
     'walker2d_sac_config.py': ('serial', 'mujoco', 'sac'),
     'cartpole_discrete_sac_config.py': ('serial', None, 'discrete_sac'),
     'cartpole_dqn_config.py': ('serial', None, 'dqn'),
+    'lunarlander_dqn_config.py': ('serial', 'Box2D', 'dqn'),
+    'pong_dqn_config.py': ('serial', 'ale_py', 'dqn'),
     'cartpole_sql_config.py': ('serial', None, 'sql'),
     'lunarlander_sql_config.py': ('serial', 'Box2D', 'sql'),
     'pendulum_td3_config.py': ('serial', None, 'td3'),
@@ -142,7 +144,8 @@ def runs(tmp_path_factory):
 #: configs whose env type tidal has under the same name (which reads DI-engine's keys): their table notes the
 #: env's keys it changed instead of the env type
 ENV_LINES = {'pong_ppo_config.py': 'policy.model.obs_shape = [4, 84, 84]',
-             'pong_sql_config.py': 'policy.model.obs_shape = [4, 84, 84]'}
+             'pong_sql_config.py': 'policy.model.obs_shape = [4, 84, 84]',
+             'pong_dqn_config.py': 'policy.model.obs_shape = [4, 84, 84]'}
 
 
 def assert_ran_with_one_summary_line(run_dir: Path, lines: list[str], steps: int, policy_type: str,
