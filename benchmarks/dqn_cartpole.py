@@ -14,14 +14,12 @@ wall-clock ratio); the full arms run after them, two at a time. Every arm runs i
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import sys
 from pathlib import Path
 
 from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command,
                     tidal_train_command)
-from report import iqm_of, library_row, markdown_table, milestones, plot_curves, steps_to_summary, steps_cell
+from report import arms_report
 from sac_pendulum import versions
 
 TIDAL_CONFIG = 'cartpole_dqn'
@@ -63,34 +61,12 @@ def jobs_of(args: argparse.Namespace, sb3_python: Path) -> dict[int, dict[str, J
 
 def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
     runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in ARMS}
-    marks = milestones(args.steps, parts=4)
-    rows = {ARMS[arm]: library_row(runs[arm], marks) for arm in ARMS}
-    solved = {arm: steps_to_summary(runs[arm], SOLVED) for arm in ARMS}
-    walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in ARMS}
-    ratios = [tidal / sb3 for tidal, sb3 in zip(walls['tidal'], walls['sb3'])]
-    finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in ARMS}
-    plot_curves({ARMS[arm]: runs[arm] for arm in ARMS}, args.out / 'curves.png',
-                f'DQN on CartPole-v1, {len(args.seeds)} seed(s): median, min-max band',
-                references={f'solved ({SOLVED})': SOLVED})
-    results = {'benchmark': 'dqn_cartpole', 'steps': args.steps, 'seeds': args.seeds, 'matched_overrides': MATCHED,
-               'full_overrides': FULL, 'table': rows, 'steps_to_475': solved, 'final_returns': finals,
-               'wall_clock_ratio_tidal_over_sb3': {'median_of_seed_ratios': statistics.median(ratios),
-                                                   'per_seed': dict(zip(args.seeds, ratios))},
+    results = {'benchmark': 'dqn_cartpole', 'seeds': args.seeds, 'matched_overrides': MATCHED, 'full_overrides': FULL,
                'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
-               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in ARMS},
-               'runs': {arm: dict(zip(args.seeds, runs[arm])) for arm in ARMS}}
-    (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
-    lines = ['# DQN on CartPole-v1: tidal vs Stable-Baselines3', '', markdown_table(rows, marks), '',
-             '| arm | steps to 475 (median) | final return, median | final return, IQM [95% CI] |', '|---|---|---|---|']
-    for arm in ARMS:
-        lines.append(f'| {ARMS[arm]} | {steps_cell(solved[arm])} | {statistics.median(finals[arm]):.1f} | '
-                     f'{iqm_of(finals[arm])} |')
-    lines += ['', f'tidal/SB3 wall-clock ratio (matched arms, side by side): **{statistics.median(ratios):.2f}** '
-              f'(median of the per-seed ratios {", ".join(f"{r:.2f}" for r in ratios)}).', '',
-              '![curves](curves.png)', '']
-    text = '\n'.join(lines)
-    (args.out / 'table.md').write_text(text)
-    return text
+               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in ARMS}}
+    return arms_report(args.out, 'DQN on CartPole-v1: tidal vs Stable-Baselines3', ARMS, runs, args.steps, results,
+                       solved=SOLVED)
+
 
 
 def main(argv: list[str] | None = None) -> None:

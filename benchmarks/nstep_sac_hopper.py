@@ -9,13 +9,11 @@ steps; the only difference is `policy.nstep`. For each seed the two arms start t
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import sys
 from pathlib import Path
 
 from common import BENCH_DIR, Job, read_run, run_batch, shown_command, tidal_train_command
-from report import iqm_of, library_row, markdown_table, milestones, plot_curves, curve_mean
+from report import arms_report, curve_mean
 
 CONFIG = 'hopper_sac'
 EVAL_EVERY, EVAL_EPISODES = 5000, 5
@@ -42,29 +40,13 @@ def jobs_of(args: argparse.Namespace) -> dict[int, dict[str, Job]]:
 def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
     names = arms(args.nstep)
     runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in names}
-    marks = milestones(args.steps, parts=4)
-    rows = {names[arm]: library_row(runs[arm], marks) for arm in names}
-    finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in names}
-    means = {arm: [curve_mean(run['evals'], args.steps) for run in runs[arm]] for arm in names}
-    walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in names}
-    plot_curves({names[arm]: runs[arm] for arm in names}, args.out / 'curves.png',
-                f'SAC on Hopper-v5, 1-step against {args.nstep}-step targets, {len(args.seeds)} seed(s): median, '
-                'min-max band')
-    results = {'benchmark': 'nstep_sac_hopper', 'nstep': args.nstep, 'steps': args.steps, 'seeds': args.seeds,
-               'table': rows, 'final_returns': finals, 'mean_return_over_run': means, 'wall_time': walls,
-               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in names},
-               'runs': {arm: dict(zip(args.seeds, runs[arm])) for arm in names}}
-    (args.out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
-    lines = [f'# SAC on Hopper-v5: 1-step against {args.nstep}-step targets', '', markdown_table(rows, marks, 'arm'),
-             '', '| arm | final return, IQM [95% CI] | mean return over the run, median | wall clock (s), median |',
-             '|---|---|---|---|']
-    for arm in names:
-        lines.append(f'| {names[arm]} | {iqm_of(finals[arm])} | {statistics.median(means[arm]):.0f} | '
-                     f'{statistics.median(walls[arm]):.0f} |')
-    lines += ['', '![curves](curves.png)', '']
-    text = '\n'.join(lines)
-    (args.out / 'table.md').write_text(text)
-    return text
+    results = {'benchmark': 'nstep_sac_hopper', 'nstep': args.nstep, 'seeds': args.seeds,
+               'mean_return_over_run': {arm: [curve_mean(run['evals'], args.steps) for run in runs[arm]]
+                                        for arm in names},
+               'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in names}}
+    return arms_report(args.out, f'SAC on Hopper-v5: 1-step against {args.nstep}-step targets', names, runs,
+                       args.steps, results)
+
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,6 +7,7 @@ cells say which env step they come from whenever it differs from the milestone.
 Over seeds, tables quote the median and the interquartile mean (IQM) with its 95% stratified-bootstrap
 confidence interval (`tidal.rl_utils.stats`; with 3 seeds the IQM trims nothing and is the mean).
 """
+import json
 import math
 import statistics
 from pathlib import Path
@@ -168,3 +169,42 @@ def curve_mean(evals: list[dict], budget: int) -> float:
         return rows[-1]['return_mean']
     ends = [row['env_step'] for row in rows[1:]] + [budget]
     return sum(row['return_mean'] * (end - row['env_step']) for row, end in zip(rows, ends)) / (budget - start)
+
+
+def arms_report(out: Path, title: str, labels: dict[str, str], runs: dict[str, list[dict]], steps: int,
+                results: dict, solved: float | None = None, references: dict | None = None) -> str:
+    """The outputs of a benchmark of several arms over the same seeds (`runs[arm]`, one run per seed, `labels[arm]`
+    its name): curves.png, results.json (`results` plus the table, finals, wall times and, with arms 'tidal' and
+    'sb3', their side-by-side wall-clock ratio per seed) and table.md, whose text it returns. `solved`: a return
+    whose env steps to reach it are tabled too."""
+    marks = milestones(steps, parts=4)
+    rows = {labels[arm]: library_row(runs[arm], marks) for arm in labels}
+    finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in labels}
+    walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in labels}
+    seeds = results['seeds']
+    plot_curves({labels[arm]: runs[arm] for arm in labels}, out / 'curves.png',
+                f'{title}, {len(seeds)} seed(s): median, min-max band',
+                references={f'solved ({solved:g})': solved} if solved is not None else references)
+    results = {**results, 'steps': steps, 'table': rows, 'final_returns': finals, 'wall_time': walls,
+               'runs': {arm: dict(zip(seeds, runs[arm])) for arm in labels}}
+    head = '| arm | final return, median | final return, IQM [95% CI] | wall clock (s), median |'
+    if solved is not None:
+        results['steps_to_solved'] = {arm: steps_to_summary(runs[arm], solved) for arm in labels}
+        head = f'| arm | steps to {solved:g} (median) ' + head[len('| arm '):]
+    lines = [f'# {title}', '', markdown_table(rows, marks), '', head, '|---' * head.count(' | ') + '|---|']
+    for arm in labels:
+        solved_cell = f"{steps_cell(results['steps_to_solved'][arm])} | " if solved is not None else ''
+        lines.append(f'| {labels[arm]} | {solved_cell}{statistics.median(finals[arm]):.1f} | {iqm_of(finals[arm])} | '
+                     f'{statistics.median(walls[arm]):.0f} |')
+    if 'tidal' in labels and 'sb3' in labels:
+        ratios = [tidal / sb3 for tidal, sb3 in zip(walls['tidal'], walls['sb3'])]
+        results['wall_clock_ratio_tidal_over_sb3'] = {'median_of_seed_ratios': statistics.median(ratios),
+                                                      'per_seed': dict(zip(seeds, ratios))}
+        lines += ['', f'tidal/SB3 wall-clock ratio ({labels["tidal"]} and SB3 side by side): '
+                  f'**{statistics.median(ratios):.2f}** (median of the per-seed ratios '
+                  f'{", ".join(f"{r:.2f}" for r in ratios)}).']
+    lines += ['', '![curves](curves.png)', '']
+    (out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
+    text = '\n'.join(lines)
+    (out / 'table.md').write_text(text)
+    return text

@@ -13,13 +13,11 @@ seed tidal and SB3 start together, one per core (their wall-clock ratio); the se
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import sys
 from pathlib import Path
 
 from common import BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command, tidal_train_command
-from report import iqm_of, library_row, markdown_table, milestones, plot_curves
+from report import arms_report
 from sac_pendulum import versions
 
 #: env -> (gymnasium id, tidal zoo config, env steps, eval every (env steps), eval episodes)
@@ -53,35 +51,13 @@ def jobs_of(env: str, args: argparse.Namespace, sb3_python: Path) -> dict[int, d
 
 def report(env: str, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
     env_id, _, steps, _, _ = ENVS[env]
-    steps = args.steps or steps
-    out = args.out / env
     runs = {side: [read_run(jobs[seed][side].run_dir) for seed in args.seeds] for side in LIBRARIES}
-    marks = milestones(steps, parts=4)
-    rows = {LIBRARIES[side]: library_row(runs[side], marks) for side in LIBRARIES}
-    walls = {side: [run['summary']['wall_time'] for run in runs[side]] for side in LIBRARIES}
-    ratios = [tidal / sb3 for tidal, sb3 in zip(walls['tidal'], walls['sb3'])]
-    finals = {side: [run['evals'][-1]['return_mean'] for run in runs[side]] for side in LIBRARIES}
-    plot_curves({LIBRARIES[side]: runs[side] for side in LIBRARIES}, out / 'curves.png',
-                f'TD3 on {env_id}, {len(args.seeds)} seed(s): median, min-max band')
-    results = {'benchmark': f'td3_{env}', 'env_id': env_id, 'steps': steps, 'seeds': args.seeds, 'table': rows,
-               'final_returns': finals, 'wall_time': walls,
-               'wall_clock_ratio_tidal_over_sb3': {'median_of_seed_ratios': statistics.median(ratios),
-                                                   'per_seed': dict(zip(args.seeds, ratios))},
+    results = {'benchmark': f'td3_{env}', 'env_id': env_id, 'seeds': args.seeds,
                'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
-               'commands': {side: shown_command(jobs[args.seeds[0]][side].cmd, 1) for side in LIBRARIES},
-               'runs': {side: dict(zip(args.seeds, runs[side])) for side in LIBRARIES}}
-    (out / 'results.json').write_text(json.dumps(results, indent=1) + '\n')
-    lines = [f'# TD3 on {env_id}: tidal vs Stable-Baselines3', '', markdown_table(rows, marks), '',
-             '| library | final return, median | final return, IQM [95% CI] | wall clock (s), median |',
-             '|---|---|---|---|']
-    for side in LIBRARIES:
-        lines.append(f'| {LIBRARIES[side]} | {statistics.median(finals[side]):.1f} | {iqm_of(finals[side])} | '
-                     f'{statistics.median(walls[side]):.0f} |')
-    lines += ['', f'tidal/SB3 wall-clock ratio (side by side): **{statistics.median(ratios):.2f}** (median of the '
-              f'per-seed ratios {", ".join(f"{r:.2f}" for r in ratios)}).', '', '![curves](curves.png)', '']
-    text = '\n'.join(lines)
-    (out / 'table.md').write_text(text)
-    return text
+               'commands': {side: shown_command(jobs[args.seeds[0]][side].cmd, 1) for side in LIBRARIES}}
+    return arms_report(args.out / env, f'TD3 on {env_id}: tidal vs Stable-Baselines3', LIBRARIES, runs,
+                       args.steps or steps, results)
+
 
 
 def main(argv: list[str] | None = None) -> None:
