@@ -10,6 +10,7 @@ import importlib.metadata
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -79,25 +80,28 @@ def main() -> None:
                     batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef='auto',
                     policy_kwargs=dict(net_arch=dict(pi=[256, 256], qf=[256, 256])))
     model = SAC('MlpPolicy', gym.make(args.env_id), seed=args.seed, device=args.device, verbose=0, **settings)
+    learn_and_record(model, args, settings)
+
+
+def learn_and_record(model: Any, args: argparse.Namespace, settings: dict) -> None:
+    """Train `model` for args.steps env steps with the periodic evaluation, then write the run folder's summary and
+    run_info.json (`settings`: the hyperparameters the runner gave it) and print the summary."""
     eval_env = gym.make(args.env_id)
     eval_env.reset(seed=args.seed + EVAL_SEED_OFFSET)
-
     log = EvalLog(args.run_dir)
     start = time.perf_counter()
     model.learn(total_timesteps=args.steps,
                 callback=PeriodicEval(eval_env, log, args.eval_every, args.eval_episodes, start))
     wall_time = time.perf_counter() - start
     log.close()
-
     summary = write_summary(args.run_dir, model.num_timesteps, model._n_updates, wall_time)
-    info = {'library': 'stable-baselines3', 'env_id': args.env_id, 'seed': args.seed, 'threads': args.threads,
-            'device': args.device,
+    info = {'library': 'stable-baselines3', 'algorithm': type(model).__name__, 'env_id': args.env_id,
+            'seed': args.seed, 'threads': args.threads, 'device': getattr(args, 'device', 'cpu'),
             'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes, 'settings': settings,
             'versions': {name: importlib.metadata.version(name)
                          for name in ('stable-baselines3', 'torch', 'gymnasium', 'numpy')}}
     (args.run_dir / 'run_info.json').write_text(json.dumps(info, indent=2) + '\n')
     print(json.dumps(summary))
-
 
 if __name__ == '__main__':
     main()

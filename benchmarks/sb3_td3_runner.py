@@ -6,9 +6,6 @@ policy on a separate env, before learning and every `--eval-every` env steps; it
 it does on tidal's side.
 """
 import argparse
-import importlib.metadata
-import json
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -17,8 +14,7 @@ import torch
 from stable_baselines3 import TD3
 from stable_baselines3.common.noise import NormalActionNoise
 
-from common import EvalLog, write_summary
-from sb3_sac_runner import EVAL_SEED_OFFSET, PeriodicEval  # the same deterministic evaluation every `every` steps
+from sb3_sac_runner import learn_and_record  # the same deterministic evaluation every `every` steps
 
 # rl-baselines3-zoo, hyperparams/td3.yml: Pendulum-v1, and the settings it gives the MuJoCo envs (Hopper among them);
 # the rest is SB3's TD3 default (tau 0.005, policy_delay 2, target noise 0.2 clipped at 0.5, batch 256)
@@ -46,21 +42,7 @@ def main() -> None:
     dims = env.action_space.shape[0]
     noise = NormalActionNoise(mean=np.zeros(dims), sigma=NOISE_STD * np.ones(dims))
     model = TD3('MlpPolicy', env, action_noise=noise, seed=args.seed, device='cpu', verbose=0, **ZOO[args.env_id])
-    eval_env = gym.make(args.env_id)
-    eval_env.reset(seed=args.seed + EVAL_SEED_OFFSET)
-    log = EvalLog(args.run_dir)
-    start = time.perf_counter()
-    model.learn(total_timesteps=args.steps,
-                callback=PeriodicEval(eval_env, log, args.eval_every, args.eval_episodes, start))
-    wall_time = time.perf_counter() - start
-    log.close()
-    summary = write_summary(args.run_dir, model.num_timesteps, model._n_updates, wall_time)
-    info = {'library': 'stable-baselines3', 'env_id': args.env_id, 'seed': args.seed, 'threads': args.threads,
-            'settings': {**ZOO[args.env_id], 'noise_std': NOISE_STD},
-            'versions': {name: importlib.metadata.version(name)
-                         for name in ('stable-baselines3', 'torch', 'gymnasium', 'numpy')}}
-    (args.run_dir / 'run_info.json').write_text(json.dumps(info, indent=2) + '\n')
-    print(json.dumps(summary))
+    learn_and_record(model, args, {**ZOO[args.env_id], 'noise_std': NOISE_STD})
 
 
 if __name__ == '__main__':
