@@ -183,7 +183,7 @@ def arms_report(out: Path, title: str, labels: dict[str, str], runs: dict[str, l
     walls = {arm: [run['summary']['wall_time'] for run in runs[arm]] for arm in labels}
     seeds = results['seeds']
     plot_curves({labels[arm]: runs[arm] for arm in labels}, out / 'curves.png',
-                f'{title}, {len(seeds)} seed(s): median, min-max band',
+                f'{title}\n{len(seeds)} seed(s): median, min-max band',
                 references={f'solved ({solved:g})': solved} if solved is not None else references)
     results = {**results, 'steps': steps, 'table': rows, 'final_returns': finals, 'wall_time': walls,
                'runs': {arm: dict(zip(seeds, runs[arm])) for arm in labels}}
