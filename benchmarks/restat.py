@@ -53,15 +53,16 @@ def main() -> None:
     lines = ['# Median and IQM [95% stratified-bootstrap CI] over seeds, from each results.json', '',
              'Written by `python benchmarks/restat.py`. With 3 seeds the IQM trims nothing: it is the mean.', '']
     collected = {}
-    for path in sorted(RESULTS.glob('*/results.json')):
+    for path in sorted([*RESULTS.glob('*/results.json'), *RESULTS.glob('*/*/results.json')]):
         rows = summaries(json.loads(path.read_text()))
         if not rows:
             continue
-        collected[path.parent.name] = rows
-        lines += [f'## {path.parent.name}', '',
+        name = path.parent.relative_to(RESULTS).as_posix()  # a set of several envs keeps one folder per env
+        collected[name] = rows
+        lines += [f'## {name}', '',
                   '| group | seeds | budget | at the budget: median | IQM [95% CI] | final (last eval): median '
                   '| IQM [95% CI] | mean over the run: median | IQM [95% CI] |', '|' + '---|' * 9]
-        lines += ['| ' + ' | '.join([r['group'] or path.parent.name, str(r['seeds']), fmt_steps(r['steps'])] + [
+        lines += ['| ' + ' | '.join([r['group'] or name, str(r['seeds']), fmt_steps(r['steps'])] + [
             cell for key in ('at_budget', 'final', 'mean') for cell in (f"{r[key]['median']:.1f}", iqm_cell(r[key]))])
             + ' |' for r in rows]
         lines.append('')
