@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command,
+from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
                     tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
@@ -78,11 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out = args.out or BENCH_DIR / 'results' / ('a2c_cartpole_quick' if args.quick else 'a2c_cartpole')
     jobs = jobs_of(args, ensure_sb3_venv())
     if not args.report_only:
-        for seed in args.seeds:  # each seed's matched pair side by side, one per core
-            run_batch(f'seed {seed}: tidal and SB3', [jobs[seed]['tidal'], jobs[seed]['sb3']], threads=1)
-        zoos = [jobs[seed]['zoo'] for seed in args.seeds]
-        for start in range(0, len(zoos), 2):  # then the zoo arms, two at a time
-            run_batch('tidal cartpole_a2c', zoos[start:start + 2], threads=1)
+        run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='zoo')
     print(report(args, jobs))
 
 

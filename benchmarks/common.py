@@ -247,6 +247,18 @@ def run_batch(title: str, jobs: list[Job], threads: int, pin: bool = True) -> No
     run_together(jobs, threads, pin=pin)
 
 
+def run_pairs_then_rest(jobs: dict[int, dict[str, Job]], pair: tuple[str, str], rest: str | None = None,
+                        label: str = '') -> None:
+    """Each seed's two `pair` arms side by side, one per core (the runs a wall-clock ratio compares), seed after
+    seed; then the `rest` arm of every seed, two at a time. One torch thread per run."""
+    for seed, arms in jobs.items():
+        run_batch(f'{label}seed {seed}: {pair[0]} and {pair[1]}', [arms[pair[0]], arms[pair[1]]], threads=1)
+    if rest is not None:
+        others = [arms[rest] for arms in jobs.values()]
+        for start in range(0, len(others), 2):
+            run_batch(f'{label}{rest}', others[start:start + 2], threads=1)
+
+
 def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float = 30.0) -> None:
     """Starts all jobs at once (each pinned to its own cores when possible) and waits for all.
 

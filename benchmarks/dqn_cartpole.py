@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command,
+from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
                     tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
@@ -82,11 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out = args.out or BENCH_DIR / 'results' / ('dqn_cartpole_quick' if args.quick else 'dqn_cartpole')
     jobs = jobs_of(args, ensure_sb3_venv())
     if not args.report_only:
-        for seed in args.seeds:  # each seed's matched pair side by side, one per core
-            run_batch(f'seed {seed}: tidal and SB3', [jobs[seed]['tidal'], jobs[seed]['sb3']], threads=1)
-        fulls = [jobs[seed]['full'] for seed in args.seeds]
-        for start in range(0, len(fulls), 2):  # then the full arms, two at a time
-            run_batch('tidal full DQN', fulls[start:start + 2], threads=1)
+        run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')
     print(report(args, jobs))
 
 

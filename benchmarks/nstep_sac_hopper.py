@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import BENCH_DIR, Job, read_run, run_batch, shown_command, tidal_train_command
+from common import BENCH_DIR, Job, read_run, run_pairs_then_rest, shown_command, tidal_train_command
 from report import arms_report, curve_mean
 
 CONFIG = 'hopper_sac'
@@ -63,8 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out = args.out or BENCH_DIR / 'results' / ('nstep_sac_hopper_quick' if args.quick else 'nstep_sac_hopper')
     jobs = jobs_of(args)
     if not args.report_only:
-        for seed in args.seeds:  # each seed's two arms side by side, one per core
-            run_batch(f'seed {seed}: 1-step and {args.nstep}-step', list(jobs[seed].values()), threads=1)
+        run_pairs_then_rest(jobs, ('one_step', 'nstep'))
     print(report(args, jobs))
 
 

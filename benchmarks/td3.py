@@ -16,7 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_batch, shown_command, tidal_train_command
+from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
+                    tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -76,8 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     for env in args.envs:
         jobs = jobs_of(env, args, sb3_python)
         if not args.report_only:
-            for seed in args.seeds:  # each seed's pair side by side, one per core
-                run_batch(f'{env} seed {seed}: tidal and SB3', [jobs[seed]['tidal'], jobs[seed]['sb3']], threads=1)
+            run_pairs_then_rest(jobs, ('tidal', 'sb3'), label=f'{env} ')
         print(report(env, args, jobs))
 
 

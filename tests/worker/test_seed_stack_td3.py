@@ -14,8 +14,8 @@ from test_seed_stack_sac_family import TOL, assert_same_learn_state, float64  # 
 def test_stacked_td3_and_ddpg_updates_equal_each_seed_alone(config):
     assert TD3Policy.plans_updates()
     # 20 rounds: ten of TD3's delayed actor steps, every one of DDPG's
-    alone, group, infos, stacked = run_alone_and_stacked(config, pendulum_batch, ['policy.model.actor_hidden_sizes=[32]',
-                                                                                  'policy.model.critic_hidden_sizes=[32]'])
+    small = ['policy.model.actor_hidden_sizes=[32]', 'policy.model.critic_hidden_sizes=[32]']
+    alone, group, infos, stacked = run_alone_and_stacked(config, pendulum_batch, small)
     assert_same_learn_state(alone, group, ('model', 'target', 'optimizer_actor', 'optimizer_critic'))
     for seed in range(len(SEEDS)):
         for key in ('critic_loss', 'actor_loss', 'q_value', 'target_q_value', 'td_error'):

@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
 from tidal.config.ding_report import LEFT_OUT, DingMapping
-from tidal.config.ding_tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES, KEY_RULES,
-                                      MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS,
+from tidal.config.ding_tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES,
+                                      KEY_RULES, MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS,
                                       POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).

@@ -15,5 +15,6 @@ from tidal.policies.sql import SQLPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
 
-__all__ = ['A2CPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy', 'PPOPolicy', 'Policy', 'SACPolicy',
-           'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']
+__all__ = ['A2CPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+           'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
+           'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -124,8 +124,9 @@ class DDPGPolicy(Policy):
                 next_action = noisy_action(next_action, batch['target_noise'], (noise_range.min, noise_range.max))
             next_q = self._target.critic(next_obs, next_action).min(dim=0).values
         q = self._model.critic(batch['obs'], batch['action'])
-        critic_losses, td_error = v_1step_td_error(q, next_q, reward, bootstrap_mask(batch, self._cfg.learn.ignore_done),
-                                                   discount, sample_weight(batch, self._cfg.priority_IS_weight))
+        terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
+        critic_losses, td_error = v_1step_td_error(q, next_q, reward, terminated, discount,
+                                                   sample_weight(batch, self._cfg.priority_IS_weight))
         info = dict(critic_loss=critic_losses[0].detach(), q_value=q.detach().mean(),
                     target_q_value=(td_error + q).detach().mean(), td_error=td_error.detach().abs().mean(),
                     priority=td_error.detach().abs().mean(dim=0))

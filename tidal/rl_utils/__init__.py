@@ -8,7 +8,7 @@ from tidal.rl_utils.td import (compare_through_return, gather_action, nstep_retu
                                td_target, v_1step_td_error)
 from tidal.rl_utils.vtrace import vtrace
 
-__all__ = ['StepType', 'compare_through_return', 'epsilon_at', 'explained_variance', 'gae', 'gather_action', 'gumbel_max_sample',
-           'masked_logits', 'noisy_action', 'normalize_advantage', 'nstep_return', 'per_sample', 'ppo_policy_loss', 'ppo_value_loss',
-           'q_1step_td_error', 'tanh_gaussian_log_prob',
-           'step_type', 'tanh_gaussian_sample', 'td_target', 'v_1step_td_error', 'vtrace']
+__all__ = ['StepType', 'compare_through_return', 'epsilon_at', 'explained_variance', 'gae', 'gather_action',
+           'gumbel_max_sample', 'masked_logits', 'noisy_action', 'normalize_advantage', 'nstep_return', 'per_sample',
+           'ppo_policy_loss', 'ppo_value_loss', 'q_1step_td_error', 'tanh_gaussian_log_prob', 'step_type',
+           'tanh_gaussian_sample', 'td_target', 'v_1step_td_error', 'vtrace']
