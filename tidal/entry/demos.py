@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 from tidal.base.errors import ConfigError
 from tidal.entry.setup import ConfigInput, load_config
 from tidal.worker.builders import build_policy, configure_torch, set_seed
-from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.demos import save_demos
 from tidal.worker.expert_demos import record_episodes
 
@@ -26,6 +26,6 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
     configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
-    load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+    load_policy_checkpoint(policy, ckpt)
     rollouts, metadata = record_episodes(cfg, policy, episodes, seed, deterministic)
     return save_demos(out, rollouts, dict(metadata, policy=cfg.policy.type, checkpoint=str(ckpt)))

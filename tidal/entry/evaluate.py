@@ -9,7 +9,7 @@ from typing import Optional
 from tidal.entry.setup import ConfigInput, load_config
 from tidal.envs.video import resolve_video_format
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
-from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.evaluator import EvalResult, Evaluator
 from tidal.worker.run_groups import run_checkpoint
 
@@ -40,7 +40,7 @@ def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episode
     manager = build_env_manager(cfg, 'evaluator', render=video_dir is not None)  # an env that cannot render fails here
     try:
         policy = build_policy(cfg, enable_field=('eval',))
-        load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+        load_policy_checkpoint(policy, ckpt)
         evaluator = Evaluator(manager, policy.eval_mode, policy.device, n_episode=n_episode, eval_freq=1,
                               seed=seed + EVALUATOR_SEED_OFFSET)
         return evaluator.eval(record=videos)

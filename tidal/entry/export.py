@@ -28,7 +28,7 @@ from tidal.policies.common import split_action_mask
 from tidal.registry import ENV_REGISTRY
 from tidal.rl_utils.normalizer import FrozenNormalizer
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
-from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.run_groups import run_checkpoint
 
 PARITY_ENVS = 4  # envs stepped with random actions for the parity observations
@@ -89,7 +89,7 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     configure_torch(cfg)
     set_seed(cfg.seed)
     policy = build_policy(cfg, enable_field=('eval',))
-    load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+    load_policy_checkpoint(policy, ckpt)
     steps = real_observations(cfg)
     acting = policy.export_actor(action_mask=_has_action_mask(steps[0][0]))
     policy.cfg.eval.update(acting.eval_overrides)

@@ -136,6 +136,12 @@ def load_policy_weights(policy: Policy, state: dict[str, Any], path: str | os.Pa
                           'use the config the checkpoint was trained with') from None
 
 
+def load_policy_checkpoint(policy: Policy, path: str | os.PathLike) -> None:
+    """Load the policy weights of the checkpoint file `path` (a run checkpoint or a bare policy state) into
+    `policy`, read straight onto its device; a checkpoint that does not fit is one line."""
+    load_policy_weights(policy, policy_state(load_checkpoint(path, map_location=policy.device), path), path)
+
+
 # ----- reading -------------------------------------------------------------------------------
 
 def _read(path: Path, map_location: str | torch.device) -> Any:

@@ -12,7 +12,7 @@ from tidal.base.errors import CheckpointError, TidalError
 from tidal.config.layered import load_layered
 from tidal.policies.base import Policy
 from tidal.worker.builders import build_env_manager, build_policy
-from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.collector import EpisodeCollector
 from tidal.worker.demos import Demos, _as_list, as_demos, deterministic_mode
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
@@ -58,7 +58,7 @@ def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
                               [f'policy.device={device}', 'policy.cuda=False']).cfg
         _check_expert_fits(expert, cfg, path)
         policy = build_policy(expert, enable_field=('collect', 'eval'))
-        load_policy_weights(policy, policy_state(load_checkpoint(ckpt, map_location=policy.device), ckpt), ckpt)
+        load_policy_checkpoint(policy, ckpt)
         episodes, metadata = record_episodes(cfg, policy, cfg.policy.collect.expert_episodes, cfg.seed)
     finally:
         set_rng_state(saved)
