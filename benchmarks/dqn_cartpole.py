@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
@@ -42,48 +43,69 @@ ARMS = {'tidal': 'tidal DQN (SB3 zoo settings)', 'sb3': 'Stable-Baselines3 DQN',
         'full': 'tidal DQN + double Q, dueling, 3-step, PER'}
 
 
-def jobs_of(args: argparse.Namespace, sb3_python: Path) -> dict[int, dict[str, Job]]:
+@dataclass(frozen=True)
+class Task:
+    """One env's DQN comparison: tidal's config and the overrides of each tidal arm, SB3's env id."""
+    name: str
+    env_id: str
+    tidal_config: str
+    matched: list[str]
+    full: list[str]
+    eval_every: int
+    eval_episodes: int
+    solved: float | None
+
+
+CARTPOLE = Task('dqn_cartpole', 'CartPole-v1', TIDAL_CONFIG, MATCHED, FULL, EVAL_EVERY, EVAL_EPISODES, SOLVED)
+
+
+def jobs_of(task: Task, args: argparse.Namespace, sb3_python: Path) -> dict[int, dict[str, Job]]:
+    """Each seed's three arms: tidal matched to SB3, SB3, tidal's full DQN."""
     runs = args.out / 'runs'
     found = {}
     for seed in args.seeds:
         dirs = {arm: runs / f'{arm}_seed{seed}' for arm in ARMS}
-        sb3 = [str(sb3_python), display_path(BENCH_DIR / 'sb3_dqn_runner.py'), '--seed', str(seed), '--steps',
-               str(args.steps), '--run-dir', display_path(dirs['sb3']), '--eval-every', str(EVAL_EVERY),
-               '--eval-episodes', str(EVAL_EPISODES)]
+        sb3 = [str(sb3_python), display_path(BENCH_DIR / 'sb3_dqn_runner.py'), '--env-id', task.env_id,
+               '--seed', str(seed), '--steps', str(args.steps), '--run-dir', display_path(dirs['sb3']),
+               '--eval-every', str(task.eval_every), '--eval-episodes', str(task.eval_episodes)]
         found[seed] = {
-            'tidal': Job(f'tidal seed {seed}', tidal_train_command(TIDAL_CONFIG, seed, args.steps, dirs['tidal'],
-                                                                   MATCHED), dirs['tidal']),
+            'tidal': Job(f'tidal seed {seed}', tidal_train_command(task.tidal_config, seed, args.steps,
+                                                                   dirs['tidal'], task.matched), dirs['tidal']),
             'sb3': Job(f'SB3 seed {seed}', sb3, dirs['sb3']),
-            'full': Job(f'full seed {seed}', tidal_train_command(TIDAL_CONFIG, seed, args.steps, dirs['full'], FULL),
-                        dirs['full'])}
+            'full': Job(f'full seed {seed}', tidal_train_command(task.tidal_config, seed, args.steps, dirs['full'],
+                                                                 task.full), dirs['full'])}
     return found
 
 
-def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
+def report(task: Task, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
     runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in ARMS}
-    results = {'benchmark': 'dqn_cartpole', 'seeds': args.seeds, 'matched_overrides': MATCHED, 'full_overrides': FULL,
-               'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
+    results = {'benchmark': task.name, 'seeds': args.seeds, 'matched_overrides': task.matched,
+               'full_overrides': task.full, 'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
                'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in ARMS}}
-    return arms_report(args.out, 'DQN on CartPole-v1: tidal vs Stable-Baselines3', ARMS, runs, args.steps, results,
-                       solved=SOLVED)
+    return arms_report(args.out, f'DQN on {task.env_id}: tidal vs Stable-Baselines3', ARMS, runs, args.steps,
+                       results, solved=task.solved)
 
 
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -> None:
+    """The command line shared by the DQN benchmarks: run the arms (or only report them) and print the report."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=200_000)
+    parser.add_argument('--steps', type=int, default=default_steps)
     parser.add_argument('--out', type=Path, default=None)
     parser.add_argument('--quick', action='store_true', help='smoke test: 10k steps, first seed only')
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.seeds = 10_000, args.seeds[:1]
-    args.out = args.out or BENCH_DIR / 'results' / ('dqn_cartpole_quick' if args.quick else 'dqn_cartpole')
-    jobs = jobs_of(args, ensure_sb3_venv())
+    args.out = args.out or BENCH_DIR / 'results' / (f'{task.name}_quick' if args.quick else task.name)
+    jobs = jobs_of(task, args, ensure_sb3_venv())
     if not args.report_only:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')
-    print(report(args, jobs))
+    print(report(task, args, jobs))
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_task(CARTPOLE, 200_000, argv, __doc__)
 
 
 if __name__ == '__main__':
