@@ -1,14 +1,14 @@
 """DQN on MinAtar Breakout: tidal against Stable-Baselines3 side by side, and tidal's full DQN beside them.
 
-rl-baselines3-zoo has no MinAtar settings, so both sides take its Atari DQN schedule scaled to a 500k-step run
+rl-baselines3-zoo has no MinAtar settings, so both sides take its Atari DQN schedule scaled to a 300k-step run
 (lr 1e-4, batch 32, buffer 100k, one update every 4 env steps, the target copied every 1000 env steps, epsilon
-from 1 to 0.01 over the first 50k, 5000 random steps before learning, Huber loss, gradient norm clipped at 10)
+from 1 to 0.01 over the first 30k, 5000 random steps before learning, Huber loss, gradient norm clipped at 10)
 on MinAtar's own DQN network (16 3x3 filters, 128 units). The matched arm is zoo `minatar_breakout_dqn` with
 double Q, the dueling head, n-step and prioritized replay turned off, as SB3's DQN has none of them; the full
 arm is that zoo config as it stands. Each seed's matched pair trains side by side, one per core; the full arms
 run after, two at a time. MinAtar is installed into both environments (without its plotting dependencies).
 
-    python benchmarks/dqn_minatar.py [--seeds 0 1 2] [--steps 500000] [--quick] [--report-only]
+    python benchmarks/dqn_minatar.py [--seeds 0 1 2] [--steps 300000] [--quick] [--report-only]
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def ensure_minatar(python: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     ensure_minatar(sys.executable)
     ensure_minatar(str(ensure_sb3_venv()))
-    run_task(BREAKOUT, 500_000, argv, __doc__)
+    run_task(BREAKOUT, 300_000, argv, __doc__)
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 """Stable-Baselines3 DQN for `dqn_cartpole.py` (rl-baselines3-zoo's CartPole-v1 hyperparameters, its
-`hyperparams/dqn.yml`) and `dqn_minatar.py` (the zoo's Atari DQN schedule scaled to 500k env steps, on MinAtar's
+`hyperparams/dqn.yml`) and `dqn_minatar.py` (the zoo's Atari DQN schedule scaled to 300k env steps, on MinAtar's
 own DQN network).
 
 Runs inside the SB3 virtual environment (`benchmarks/.venv-sb3`), never in tidal's, and writes the same run folder

@@ -1,7 +1,7 @@
 """DQN on MinAtar Breakout (10x10 images, 4 channels of 0/1): MinAtar's own DQN network (16 3x3 filters, one
-dense layer of 128) with rl-baselines3-zoo's Atari DQN schedule scaled to a 500k-step run: one env, one update
+dense layer of 128) with rl-baselines3-zoo's Atari DQN schedule scaled to a 300k-step run: one env, one update
 of 32 every 4 env steps, the target copied every 1000 env steps (250 updates), epsilon from 1 to 0.01 over the
-first 50k env steps, 5000 random steps before the first update. Double Q, the dueling head, 3-step returns and
+first 30k env steps, 5000 random steps before the first update. Double Q, the dueling head, 3-step returns and
 prioritized replay are on, as in tidal's DQN defaults.
 
 Needs the `minatar` package (`pip install -e ".[minatar]"`); its gymnasium id is MinAtar/Breakout-v1.
@@ -29,7 +29,7 @@ main_config = dict(
         collect=dict(n_sample=4),
         eval=dict(evaluator=dict(eval_freq=1_000_000_000, eval_freq_env_steps=25_000)),
         other=dict(
-            eps=dict(type='linear', start=1.0, end=0.01, decay=50_000),
+            eps=dict(type='linear', start=1.0, end=0.01, decay=30_000),
             replay_buffer=dict(replay_buffer_size=100_000),
         ),
     ),
