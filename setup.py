@@ -26,17 +26,30 @@ setup(
         'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
                  'ale-py>=0.9', 'opencv-python-headless>=4.5', 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10',
                  'types-PyYAML', 'types-tqdm', 'optuna>=4', 'onnx>=1.16', 'onnxruntime>=1.18',
-                 'onnxscript>=0.2', 'imageio-ffmpeg>=0.5'],
+                 'onnxscript>=0.2', 'imageio-ffmpeg>=0.5', 'huggingface_hub>=0.20',
+                 'mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26',  # CI builds the docs --strict
+                 'minari[create,hdf5]>=0.5,<0.6', 'wandb>=0.19.10', 'mlflow-skinny>=2.10', 'sqlalchemy>=2',
+                 'alembic>=1.8'],
         'dist': ['ray>=2.9'],
+        # logger.backends: W&B (several runs in one process need reinit='create_new'); MLflow's client without
+        # its server, with what its SQLite store (sqlite:///mlflow.db) needs
+        'wandb': ['wandb>=0.19.10'],
+        'mlflow': ['mlflow-skinny>=2.10', 'sqlalchemy>=2', 'alembic>=1.8'],
+        'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],  # mkdocs serve / build
         'tune': ['optuna>=4'],  # tidal tune; studies are stored in SQLite
         'export': ['onnx>=1.16', 'onnxruntime>=1.18', 'onnxscript>=0.2'],  # tidal export --format onnx and its parity check
         'video': ['imageio>=2.14', 'imageio-ffmpeg>=0.5'],  # tidal eval --video writes MP4 (else GIF with Pillow)
+        # tidal export --hub: replay.mp4, and huggingface_hub to parse the model card and upload the folder
+        'hub': ['imageio>=2.14', 'imageio-ffmpeg>=0.5', 'huggingface_hub>=0.20'],
         'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
         'atari': ['ale-py>=0.9', 'opencv-python-headless>=4.5'],  # ale-py ships the ROMs; gymnasium's
         # AtariPreprocessing resizes frames with OpenCV
         'box2d': ['box2d>=2.3.10', 'pygame>=2.1'],
         'minatar': ['minatar>=1.0.15'],
         'marl': ['mpe2', 'pettingzoo'],
+        # collect-demos --format minari and SQIL's Minari datasets: DataCollector needs jax ('create'), the
+        # datasets' default storage h5py ('hdf5')
+        'minari': ['minari[create,hdf5]>=0.5,<0.6'],
         'envpool': ['envpool>=1.2,<1.3'],  # env_manager.type='envpool'; with its assets about 0.7 GB
     },
     entry_points={'console_scripts': ['tidal=tidal.entry.cli:main']},

@@ -15,7 +15,7 @@ from tidal.config.ding_tables import KEY_RULES, markdown_tables
 from tidal.policies import PPOPolicy, SACPolicy
 from tidal.registry import POLICY_REGISTRY
 
-README = Path(__file__).parents[2] / 'README.md'
+DOCS_PAGE = Path(__file__).parents[2] / 'docs' / 'di-engine.md'
 DING_CONFIGS = Path(__file__).parent / 'ding_configs'
 
 CREATE = {'env': {'type': 'pendulum', 'import_names': ['dizoo.classic_control.pendulum.envs.pendulum_env']},
@@ -333,8 +333,8 @@ def test_run_folder_gets_the_table_and_the_terminal_one_line(tmp_path, capsys):
             "      -> 'policy.learn.learner.log_freq' = 7\n") in table
 
 
-def test_readme_tables_match_the_mapping():
-    assert markdown_tables() in README.read_text()
+def test_docs_tables_match_the_mapping():
+    assert markdown_tables() in DOCS_PAGE.read_text()
     assert all(f'`{rule.path}`' in markdown_tables() for rule in KEY_RULES)
 
 

@@ -11,7 +11,7 @@ from tidal.config import read_config
 from tidal.entry.cli import main
 from tidal.entry.setup import load_config
 
-README = Path(__file__).resolve().parents[2] / 'README.md'
+CONFIGS_PAGE = Path(__file__).resolve().parents[2] / 'docs' / 'configs.md'
 A_FEW_KEYS = """\
 policy:
   random_collect_size: 500
@@ -72,10 +72,10 @@ def test_bad_key_in_a_config_file_is_one_line_naming_the_file(tmp_path, monkeypa
                    "did you mean 'policy.learn.batch_size'?\n")
 
 
-def test_readme_example_layers_its_keys_over_pendulum_sac(tmp_path, monkeypatch, capsys):
+def test_docs_example_layers_its_keys_over_pendulum_sac(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    block = re.search(r'^```yaml\n# my\.yaml\n(.*?)^```$', README.read_text(), re.MULTILINE | re.DOTALL)
-    assert block, 'README has no my.yaml example'
+    block = re.search(r'^```yaml\n# my\.yaml\n(.*?)^```$', CONFIGS_PAGE.read_text(), re.MULTILINE | re.DOTALL)
+    assert block, 'docs/configs.md has no my.yaml example'
     (tmp_path / 'my.yaml').write_text(block.group(1))
     assert main(['config', 'show', 'pendulum_sac', '--config', 'my.yaml']) == 0
     (tmp_path / 'resolved.yaml').write_text(capsys.readouterr().out)

@@ -26,6 +26,27 @@ class RunConfig:
         # GPUs, about 1e-3 relative error). Off by default, so that a GPU run agrees with the CPU's to float32
         # rounding (PyTorch alone leaves cuDNN's convolutions on TF32).
         tf32=False,
+        logger=dict(
+            # (list[str in {'tensorboard', 'wandb', 'mlflow'}]) Where the run's scalars go besides log.txt and
+            # evals.csv, each getting the same scalars at the same env steps; 'wandb' and 'mlflow' need their
+            # extras (pip install "tidal[wandb]") and also get the config, curve.png and summary.json.
+            backends=['tensorboard'],
+            wandb=dict(
+                # (str) W&B project the run goes to.
+                project='tidal',
+                # (str) W&B entity (user or team); '' is the account's default.
+                entity='',
+                # (str in {'', 'online', 'offline'}) W&B mode; '' leaves it to W&B (WANDB_MODE, else online).
+                mode='',
+            ),
+            mlflow=dict(
+                # (str) MLflow tracking URI: a local store ('sqlite:///mlflow.db') or a server
+                # ('http://host:5000'); '' leaves it to MLflow (MLFLOW_TRACKING_URI, else its default).
+                tracking_uri='',
+                # (str) MLflow experiment the run goes to; made if it does not exist.
+                experiment='tidal',
+            ),
+        ),
         collector=dict(
             # (str in {'local', 'ray'}) Where the collector's envs step: 'local', in this process; 'ray', on
             # Ray actors, each with its own vector env and a copy of the policy's collect mode.

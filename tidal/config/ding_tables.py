@@ -1,6 +1,7 @@
 """The tables of DI-engine compatibility: DI-engine env type -> tidal's env, DI-engine key -> what tidal does.
 
-`dingcompat.translate` applies them; the README's tables are `markdown_tables()`, so the two cannot drift.
+`dingcompat.translate` applies them; the tables of docs/di-engine.md are `markdown_tables()`, so the two cannot
+drift.
 A rule names the tidal policy types it holds for, and holds for their registered subclasses too (a user's
 `MySAC(SACPolicy)` registered as 'my_sac' is SAC to them): a key DI-engine reads for SAC means nothing to PPO,
 so under PPO it stays an unknown key, as DI-engine's PPO would never read it either.
@@ -214,8 +215,8 @@ KEY_RULES: tuple[KeyRule, ...] = (
     # policy, every type
     KeyRule('policy.cuda', 'convert', 'policy.device', "cuda=True (without policy.device) is CUDA when available, "
                                                       "as in DI-engine; False is tidal's own key", _cuda),
-    KeyRule('policy.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several '
-                                              'learner processes)'),
+    KeyRule('policy.multi_gpu', 'ignore', why='several learner processes run under torchrun (docs/distributed.md: '
+                                              'Several learner processes)'),
     KeyRule('policy.on_policy', 'ignore', why="tidal picks the pipeline from the policy type"),
     KeyRule('policy.transition_with_policy_data', 'ignore', why="each policy's process_transition decides what a "
                                                                 "transition keeps"),
@@ -229,8 +230,8 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.other.commander', 'ignore', why="DI-engine's command-mode settings; tidal has no command mode"),
     KeyRule('policy.model.norm_type', 'convert', '', "tidal's networks have no normalization layers (None only)",
             _only('policy.model.norm_type', None, "tidal's networks have no normalization layers; remove it")),
-    KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun (README: Several '
-                                                    'learner processes)'),
+    KeyRule('policy.learn.multi_gpu', 'ignore', why='several learner processes run under torchrun '
+                                                    '(docs/distributed.md: Several learner processes)'),
     KeyRule('policy.learn.resume_training', 'convert', '', f'False starts afresh, as tidal does; True: {_RESUME}',
             _only('policy.learn.resume_training', False, _RESUME)),
     KeyRule('policy.learn.learner.hook.log_show_after_iter', 'rename', 'policy.learn.learner.log_freq',
@@ -383,7 +384,7 @@ PETTING_ZOO_KEYS = {
                                      "whose size the env fills in",
 }
 
-#: Keys DI-engine and tidal spell and read the same way (listed in the README only).
+#: Keys DI-engine and tidal spell and read the same way (listed in the docs only).
 SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.evaluator_env_num',
              'env.n_evaluator_episode', 'env.stop_value', 'policy.priority', 'policy.priority_IS_weight',
              'policy.random_collect_size', 'policy.multi_agent (SAC)', 'policy.model.obs_shape',
@@ -402,9 +403,9 @@ SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.eva
              'policy.learn.noise_range', 'policy.collect.noise_sigma (DDPG, TD3)')
 
 
-# ----- README ----------------------------------------------------------------------------------------
+# ----- docs ------------------------------------------------------------------------------------------
 def markdown_tables() -> str:
-    """The README's tables of DI-engine env types and keys, generated from the tables above."""
+    """The docs' tables of DI-engine env types and keys, generated from the tables above."""
     lines = ['| DI-engine env type | tidal env | note |', '|---|---|---|']
     for name, env in ENV_TYPES.items():
         if env.refused:

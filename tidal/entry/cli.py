@@ -112,6 +112,13 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     p.add_argument('source', help='a run folder or a checkpoint file inside one')
     p.add_argument('--format', choices=['torchscript', 'onnx'], default='torchscript')
     p.add_argument('-o', '--output', help='file to write (default: <run folder>/export/policy.pt or .onnx)')
+    p.add_argument('--hub', metavar='DIR', help='write the folder of a Hugging Face model repo instead: agent.pt '
+                                                '(TorchScript, raw observations in), README.md (model card), '
+                                                'config.yaml and replay.mp4')
+    p.add_argument('--episodes', type=_positive, default=10,
+                   help='with --hub: episodes of agent.pt scored for the model card (default: 10)')
+    p.add_argument('-s', '--seed', type=_seed, help='with --hub: seed of the first scored episode (default: the '
+                                                    "run's seed)")
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
 
 
@@ -160,7 +167,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_layers(p)
     p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy')
     p.add_argument('--episodes', type=_positive, required=True, help='episodes to record')
-    p.add_argument('-o', '--output', required=True, help='demonstration file to write (.npz)')
+    p.add_argument('-o', '--output', help='demonstration file to write (.npz), for --format npz')
+    p.add_argument('--format', choices=['npz', 'minari'], default='npz',
+                   help="npz: tidal's demonstration file; minari: a Minari dataset (extra minari) under "
+                        'MINARI_DATASETS_PATH (default ~/.minari/datasets)')
+    p.add_argument('--dataset-id', metavar='NAMESPACE/ENV/NAME-vN', help='the Minari dataset to write, for '
+                                                                          '--format minari')
     p.add_argument('--stochastic', action='store_true', help='sample actions instead of the deterministic policy')
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
@@ -307,13 +319,20 @@ def _dispatch(args: argparse.Namespace) -> None:
     elif args.command == 'collect-demos':
         from tidal.entry.demos import collect_demos
         path = collect_demos(_config_input(args), args.ckpt, args.episodes, args.output,
-                             deterministic=not args.stochastic, seed=args.seed, overrides=args.overrides)
-        print(f'wrote {args.episodes} episodes to {path}')
+                             deterministic=not args.stochastic, seed=args.seed, overrides=args.overrides,
+                             data_format=args.format, dataset_id=args.dataset_id)
+        print(f'wrote {args.episodes} episodes to {path}'
+              + (f' (Minari dataset {args.dataset_id})' if args.format == 'minari' else ''))
     elif args.command == 'tune':
         from tidal.entry.tune import tune
         tune(_config_input(args), trials=args.trials, seeds=args.seeds, budget_env_steps=args.budget_env_steps,
              timeout_s=args.timeout, jobs=args.jobs, storage=args.storage, space=args.space,
              study_dir=args.study_dir, overrides=args.overrides, imports=args.imports)
+    elif args.command == 'export' and args.hub is not None:
+        if args.format != 'torchscript' or args.output is not None:
+            raise TidalError('--hub writes agent.pt (TorchScript) into its folder: drop --format and --output')
+        from tidal.entry.hub import export_hub
+        print(export_hub(args.source, args.hub, episodes=args.episodes, seed=args.seed).summary())
     elif args.command == 'export':
         from tidal.entry.export import export_policy
         print(export_policy(args.source, args.format, args.output).summary())

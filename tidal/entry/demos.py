@@ -1,6 +1,7 @@
 """Recording expert demonstrations with a trained policy (`tidal collect-demos`)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Iterable, Optional
@@ -13,19 +14,49 @@ from tidal.worker.demos import save_demos
 from tidal.worker.expert_demos import record_episodes
 
 
-def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int, out: str | os.PathLike,
-                  deterministic: bool = True, seed: Optional[int] = None, overrides: Iterable[str] = ()) -> Path:
-    """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file.
+def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int,
+                  out: Optional[str | os.PathLike] = None, deterministic: bool = True, seed: Optional[int] = None,
+                  overrides: Iterable[str] = (), data_format: str = 'npz', dataset_id: Optional[str] = None) -> Path:
+    """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file (`out`,
+    format 'npz'), or as the Minari dataset `dataset_id` (format 'minari', one env under Minari's DataCollector).
 
     Deterministic by default (the eval-mode action); `deterministic=False` samples like the collector.
     """
     if episodes < 1:
         raise ConfigError(f'--episodes must be >= 1, got {episodes}')
+    _check_destination(data_format, out, dataset_id)
     cfg = load_config(input_cfg, seed, overrides)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
     load_policy_checkpoint(policy, ckpt)
+    made_by = dict(policy=cfg.policy.type, checkpoint=str(ckpt))
+    if data_format == 'minari':
+        assert dataset_id is not None
+        from tidal.worker.minari_datasets import MinariWriter
+        writer = MinariWriter(cfg, dataset_id)
+        try:
+            _, metadata = record_episodes(cfg, policy, episodes, seed, deterministic, manager=writer.manager)
+            return writer.save(dict(metadata, **made_by))
+        finally:
+            writer.close()
+    assert out is not None
     rollouts, metadata = record_episodes(cfg, policy, episodes, seed, deterministic)
-    return save_demos(out, rollouts, dict(metadata, policy=cfg.policy.type, checkpoint=str(ckpt)))
+    return save_demos(out, rollouts, dict(metadata, **made_by))
+
+
+def _check_destination(data_format: str, out: Optional[str | os.PathLike], dataset_id: Optional[str]) -> None:
+    """-o for a demonstration file, --dataset-id for a Minari dataset, each with its own format only."""
+    if data_format == 'minari':
+        if importlib.util.find_spec('minari') is None:
+            raise ConfigError("--format minari needs the minari package: pip install 'tidal[minari]'")
+        if not dataset_id or out is not None:
+            raise ConfigError('--format minari writes the dataset --dataset-id (namespace/env/name-vN) under '
+                              "Minari's root (MINARI_DATASETS_PATH): give --dataset-id, not -o")
+    elif data_format == 'npz':
+        if out is None or dataset_id is not None:
+            raise ConfigError('--format npz writes the demonstration file -o FILE: give -o (--dataset-id is for '
+                              '--format minari)')
+    else:
+        raise ConfigError(f"--format must be 'npz' or 'minari', got {data_format!r}")

@@ -22,7 +22,7 @@ from tidal.config import read_config
 from tidal.entry.export_files import FORMATS, ExportedFile, require_onnx, write_exported
 from tidal.entry.setup import load_config
 from tidal.envs.action_bounds import ActionBounds, action_bounds
-from tidal.models.acting import ActingNetwork, EnvActionScale, WithEnvActions
+from tidal.models.acting import ActingNetwork, CastObservation, EnvActionScale, WithEnvActions
 from tidal.policies.base import Policy
 from tidal.policies.common import split_action_mask
 from tidal.registry import ENV_REGISTRY
@@ -77,9 +77,13 @@ class ExportResult:
 
 
 def export_policy(source: str | os.PathLike, format: str = 'torchscript',
-                  output: Optional[str | os.PathLike] = None) -> ExportResult:
+                  output: Optional[str | os.PathLike] = None, obs_dtype: Optional[torch.dtype] = None
+                  ) -> ExportResult:
     """Export the policy of a run folder (its ckpt/best.pt, else ckpt/latest.pt) or of a checkpoint inside one
-    to `output` (default: <run folder>/export/policy.pt or .onnx), written atomically once it matches."""
+    to `output` (default: <run folder>/export/policy.pt or .onnx), written atomically once it matches.
+
+    `obs_dtype`: the dtype the file takes observations in, where it is not the env adapter's (the float64 of
+    a raw gymnasium env, which the file casts as the adapter does); checked on the same observations, cast."""
     if format not in FORMATS:
         raise ConfigError(f"unknown export format '{format}'; choose from {sorted(FORMATS)}")
     if format == 'onnx':
@@ -94,9 +98,13 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     acting = policy.export_actor(action_mask=_has_action_mask(steps[0][0]))
     policy.cfg.eval.update(acting.eval_overrides)
     bounds = _env_action_bounds(cfg) if acting.is_policy else None
-    network = WithEnvActions(acting, None if bounds is None else EnvActionScale(
+    network: torch.nn.Module = WithEnvActions(acting, None if bounds is None else EnvActionScale(
         bounds.policy_low, bounds.policy_high, bounds.env_low, bounds.scale)).eval()
+    network.requires_grad_(False)  # the file's outputs convert to numpy as they come, without torch.no_grad
     cases = _policy_cases(policy, acting, steps, bounds) if acting.is_policy else _network_cases(acting, steps)
+    if obs_dtype is not None and obs_dtype != cases[0][0][0].dtype:
+        network = CastObservation(network, cases[0][0][0].dtype).eval()
+        cases = [((inputs[0].to(obs_dtype), *inputs[1:]), expected) for inputs, expected in cases]
     path = Path(output) if output is not None else run_dir / 'export' / f'policy{FORMATS[format]}'
     with torch.no_grad():
         # traced on a few rows, checked on all: the batch axis stays free

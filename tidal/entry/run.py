@@ -44,6 +44,7 @@ from tidal.worker.learner import Learner, Period, scalars
 from tidal.worker.logger import RunLogger
 from tidal.worker.plot import plot_curves
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
+from tidal.worker.tracking import backends, check_backends, open_trackers
 from tidal.worker.update_recorder import UpdateRecorder
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ class Run:
         self.on_eval = on_eval
         configure_torch(cfg)
         self.dist = init_distributed(policy_device(cfg.policy))
+        if self.dist.is_main:
+            check_backends(cfg)  # a missing package or tracking server, before anything is built
         self.lockstep = Lockstep(self.dist)
         rank_cfg = self.lockstep.rank_config(cfg)
         self.seed = rank_cfg.seed  # this rank's: its global generators, collector envs and buffers
@@ -109,8 +112,10 @@ class Run:
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
         self.recorder = UpdateRecorder(self.learner) if record_updates else None
         self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.recorder or self.learner)
-        self.logger: RunLogger | NullLogger = (RunLogger(self.run_dir, resume_state['log'] if resume_state else None)
-                                               if self.dist.is_main else NullLogger())
+        log_state = resume_state['log'] if resume_state else None
+        self.logger: RunLogger | NullLogger = (
+            RunLogger(self.run_dir, log_state, open_trackers(cfg, self.run_dir, log_state),
+                      tensorboard='tensorboard' in backends(cfg)) if self.dist.is_main else NullLogger())
         self.collector.notify = self._notify  # e.g. a Ray collector's restarted workers, in the run's log
         self._video_suffix = self._video_format() if self.video_every and self.dist.is_main else ''
         self.best_return = -float('inf')
@@ -436,8 +441,9 @@ class Run:
     def _close(self, outcome: str) -> None:
         """Write the summary, release the envs and say in one line how the run ended (rank 0)."""
         final_plot = self._plot if (self.run_dir / 'evals.csv').is_file() else (lambda: None)
+        # the final curve before the logger closes: the tracking services get it then
         finishes = (lambda: self._write_summary(outcome), lambda: self.logger.info(f'run ended: {outcome}'),
-                    self.logger.close, final_plot)
+                    final_plot, self.logger.close)
         for finish in finishes if self.dist.is_main else ():
             try:
                 finish()

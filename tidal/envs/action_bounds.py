@@ -35,6 +35,11 @@ class ActionBounds:
         clipped = np.clip(np.asarray(action, np.float64), self.policy_low, self.policy_high)
         return self.env_low + (clipped - self.policy_low) * self.scale
 
+    def policy_action(self, env_action: np.ndarray) -> np.ndarray:
+        """The inverse map, for actions an env got (a dataset's): in float64, clipped to the env's bounds first."""
+        clipped = np.clip(np.asarray(env_action, np.float64), self.env_low, self.env_high)
+        return self.policy_low + (clipped - self.env_low) / self.scale
+
 
 def action_bounds(env: gymnasium.Env) -> Optional[ActionBounds]:
     """The bounds of the adapter's action wrappers in `env` (one env as `GymEnv.make` wraps it); None where

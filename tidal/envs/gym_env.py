@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
-from typing import Literal, Optional, TypeGuard
+from typing import Callable, Literal, Optional, TypeGuard
 
 import gymnasium
 import numpy as np
@@ -73,9 +73,13 @@ class GymEnv:
     def env_id(self) -> str:
         return self.cfg.env_id
 
-    def make(self, role: EnvRole = 'collector', render: bool = False) -> gymnasium.Env:
+    def make(self, role: EnvRole = 'collector', render: bool = False,
+             record: Optional[Callable[[gymnasium.Env], gymnasium.Env]] = None) -> gymnasium.Env:
         """One env instance with tidal's wrappers, for the collector's or the evaluator's envs (`role`);
         pickles cleanly, so it can build envs in subprocesses.
+
+        `record`: wraps the env as the env type makes it (`env_spaces`), below tidal's common wrappers, so that a
+        dataset recorder (Minari's DataCollector) sees the env's own spaces and the actions the env gets.
 
         `render`: made with render_mode='rgb_array' and wrapped right above the raw env in an `EpisodeRecorder`,
         which renders only the episodes it is asked to record (every emulator frame of a whole Atari game).
@@ -83,6 +87,8 @@ class GymEnv:
         """
         raw = self._make_raw('rgb_array' if render else None)
         env = self._preprocess(EpisodeRecorder(raw, self.env_id) if render else raw, role)
+        if record is not None:
+            env = record(env)
         action_space = env.action_space
         if self.cfg.normalize_action and _is_bounded_box(action_space) and not is_unit_box(action_space):
             env = RescaleAction(env, np.float32(-1.0), np.float32(1.0))
@@ -106,6 +112,15 @@ class GymEnv:
             self._spaces = (env.observation_space, env.action_space)
             env.close()
         return self._spaces
+
+    def env_spaces(self) -> tuple[gymnasium.Space, gymnasium.Space]:
+        """(observation space, action space) of the env below tidal's common wrappers: those of a dataset that
+        `make(record=...)` recorded."""
+        env = self._preprocess(self._make_raw(), 'collector')
+        try:
+            return env.observation_space, env.action_space
+        finally:
+            env.close()
 
     def infer_shapes(self) -> dict:
         """The `policy.model` keys a model needs from the env, as plain Python values for the config."""

@@ -138,6 +138,18 @@ class WithEnvActions(nn.Module):
         return self.action_scale(outputs)
 
 
+class CastObservation(nn.Module):
+    """`network` on observations of another dtype, cast first to the one it was exported for: a raw gymnasium
+    env's float64 vectors, which the env adapter casts to float32 the same way."""
+
+    def __init__(self, network: nn.Module, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.network, self.dtype = network, dtype
+
+    def forward(self, obs: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self.network(obs.to(self.dtype), *rest)
+
+
 class MuZeroNetworks(nn.Module):
     """MuZero's three networks side by side in one forward, each on its own inputs: h(obs); f(latent) as
     policy logits and value; g(latent, action) as next latent and reward (values in env units). A tree

@@ -12,12 +12,17 @@ import torch
 
 
 class SQILDemonstrations:
-    """The config key of a SQIL policy's demonstration file, which the 'sqil' feed reads."""
+    """The config keys of a SQIL policy's demonstrations, which the 'sqil' feed reads."""
 
     config: dict = dict(
-        # (str) Demonstration file written by `tidal collect-demos`; half of every batch comes from it. Given, it
-        # wins over collect.model_path where the policy has that key.
+        # (str) Demonstrations: a file written by `tidal collect-demos` (.npz), or a Minari dataset (extra minari),
+        # by its id under MINARI_DATASETS_PATH or by its folder; half of every batch comes from it. Given, it wins
+        # over collect.model_path where the policy has that key.
         expert_data_path='',
+        collect=dict(
+            # (str) The same as expert_data_path, under the key DI-engine's offline configs use; set one of the two.
+            data_path='',
+        ),
     )
 
 

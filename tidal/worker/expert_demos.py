@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from easydict import EasyDict
 
 from tidal.base.errors import CheckpointError, TidalError
 from tidal.config.layered import load_layered
+from tidal.envs.env_manager import EnvManager
 from tidal.policies.base import Policy
 from tidal.worker.builders import build_env_manager, build_policy
 from tidal.worker.checkpoint import load_policy_checkpoint
@@ -21,21 +22,23 @@ from tidal.worker.run_groups import run_checkpoint
 _MODEL_PATH = 'policy.collect.model_path'
 
 
-def record_episodes(cfg: EasyDict, policy: Policy, episodes: int, seed: int,
-                    deterministic: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg`, seeded by `seed`;
-    deterministic: its eval-mode action, else it samples as collection does."""
+def record_episodes(cfg: EasyDict, policy: Policy, episodes: int, seed: int, deterministic: bool = True,
+                    manager: Optional[EnvManager] = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg` (or on `manager`'s,
+    which its owner closes), seeded by `seed`; deterministic: its eval-mode action, else it samples as collection
+    does."""
     acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
-    manager = build_env_manager(cfg, 'collector')
+    envs = build_env_manager(cfg, 'collector') if manager is None else manager
     try:
-        collector = EpisodeCollector(manager, acting, policy.device)
+        collector = EpisodeCollector(envs, acting, policy.device)
         collector.reset(seed=stream_seed(seed))
         rollouts = collector.collect(episodes)
     finally:
-        manager.close()
+        if manager is None:
+            envs.close()
     metadata = dict(
         env_id=cfg.env.env_id, env_kwargs=dict(cfg.env.env_kwargs),
-        observation_space=str(manager.observation_space), action_space=str(manager.action_space),
+        observation_space=str(envs.observation_space), action_space=str(envs.action_space),
         obs_shape=cfg.policy.model.obs_shape, action_shape=cfg.policy.model.action_shape,
         deterministic=deterministic, seed=seed, returns=[float(episode['reward'].sum()) for episode in rollouts])
     return rollouts, metadata

@@ -4,6 +4,10 @@ A resumed run must not repeat what the killed process wrote after its last check
 checkpoint records how long `log.txt` and `evals.csv` were (`position`), and the resumed logger cuts
 them back to that length, and the event files back to the checkpoint's env step (`event_files`); the
 `purge_step` of the new event file tells TensorBoard the same.
+
+The tracking services of `logger.backends` (W&B, MLflow: `tidal.worker.tracking`) get every scalar the event file
+gets, at the same env step. They keep what they were sent: a resume after a kill continues their run (its id is
+kept with the checkpoint's position) and sends again the env steps logged after the checkpoint.
 """
 from __future__ import annotations
 
@@ -11,28 +15,35 @@ import csv
 import json
 import math
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tensorboardX import SummaryWriter
 
 from tidal.worker.event_files import cut_events_after, next_writer_number
 from tidal.worker.plot import EVAL_COLUMNS
+from tidal.worker.tracking import Tracker
 
 FLUSH_SECS = 5  # TensorBoard events reach the disk at least this often, so a killed run keeps them
+TRACKED_FILES = ('curve.png', 'config.yaml', 'summary.json')  # of the run folder, uploaded at a run's end
 
 
 class RunLogger:
-    """Writes scalars to `<run>/log/` (tensorboardX) and lines to `<run>/log.txt`.
+    """Writes scalars to `<run>/log/` (tensorboardX, unless `tensorboard` is off) and to the `trackers`, and lines
+    to `<run>/log.txt`.
 
-    Every TensorBoard event is stepped by env steps, the one clock that only moves forward across
-    a resume; `resume_from` is the `position()` saved with the checkpoint a run resumes from.
+    Every scalar is stepped by env steps, the one clock that only moves forward across a resume;
+    `resume_from` is the `position()` saved with the checkpoint a run resumes from.
     """
 
-    def __init__(self, run_dir: str | os.PathLike, resume_from: Optional[Mapping[str, int]] = None) -> None:
+    def __init__(self, run_dir: str | os.PathLike, resume_from: Optional[Mapping[str, Any]] = None,
+                 trackers: Sequence[Tracker] = (), tensorboard: bool = True) -> None:
         self.run_dir = Path(run_dir)
+        self.trackers = list(trackers)
+        self._summary: Mapping[str, Any] = {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._text_path = self.run_dir / 'log.txt'
         self._evals_path = self.run_dir / 'evals.csv'
@@ -42,22 +53,29 @@ class RunLogger:
             _truncate(self._text_path, resume_from['text_bytes'])
             _truncate(self._evals_path, resume_from['evals_bytes'])
             purge_step = resume_from['env_step'] + 1
-            cut_events_after(log_dir, resume_from['env_step'])
+            if log_dir.is_dir():
+                cut_events_after(log_dir, resume_from['env_step'])
+        self._event_error: Optional[OSError] = None
+        self._writer: Optional[SummaryWriter] = None
+        if tensorboard:
+            self._open_events(log_dir, purge_step)
+        self._text = open(self._text_path, 'a', buffering=1, encoding='utf-8')
+
+    def _open_events(self, log_dir: Path, purge_step: Optional[int]) -> None:
         # event files are named by the second they open in: a resume within the same second as the killed
         # process would reopen (and overwrite) its file, so each writer of the run adds its own number
         self._writer = SummaryWriter(str(log_dir), purge_step=purge_step, flush_secs=FLUSH_SECS,
                                      filename_suffix=f'.{next_writer_number(log_dir)}')
-        self._event_error: Optional[OSError] = None
         self._guard_event_writes()
         self._writer.flush()  # the event file holds its header from the start, never 0 bytes
         self._raise_event_error()
-        self._text = open(self._text_path, 'a', buffering=1, encoding='utf-8')
 
     def _guard_event_writes(self) -> None:
         """tensorboardX writes events from a thread: on a full disk that thread would die printing a
         traceback, and the next events would block forever on its full queue. The writes it makes are
         wrapped so that an OSError is kept for the run's thread (`_raise_event_error`) and later events are
         dropped, while the thread lives on to drain its queue."""
+        assert self._writer is not None
         for file_writer in self._writer.all_writers.values():
             events = file_writer.event_writer._ev_writer
             for name in ('write_event', 'flush'):
@@ -90,8 +108,12 @@ class RunLogger:
 
     def scalars(self, prefix: str, values: Mapping[str, float], env_step: int, train_iter: int) -> None:
         self._raise_event_error()
-        for key, value in values.items():
-            self._writer.add_scalar(f'{prefix}/{key}', value, env_step)
+        named = {f'{prefix}/{key}': float(value) for key, value in values.items()}
+        if self._writer is not None:
+            for name, value in named.items():
+                self._writer.add_scalar(name, value, env_step)
+        for tracker in list(self.trackers):
+            self._track(tracker, lambda: tracker.log(named, env_step))
         self.info(f'{prefix} @ env step {env_step}, iter {train_iter}: '
                   + ', '.join(f'{k}={v:.4g}' for k, v in values.items()))
 
@@ -110,27 +132,50 @@ class RunLogger:
             logged.append('collect_return_mean')
         self.scalars('eval', {key: row[key] for key in logged}, int(row['env_step']), int(row['train_iter']))
 
-    def position(self, env_step: int) -> dict[str, int]:
-        """How far the logs reach now: saved with a checkpoint, handed back as `resume_from`."""
+    def _track(self, tracker: Tracker, send: Callable[[], None]) -> None:
+        """Send to a tracking service; one that fails (its server went away) is said once and dropped, and the run
+        goes on with the others and its own files."""
+        try:
+            send()
+        except Exception as err:
+            self.trackers.remove(tracker)
+            first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            message = f'logger.backends: {tracker.name} failed and gets nothing more from this run: {first_line}'
+            self.info(message)
+            print(f'tidal: {message}', file=sys.stderr, flush=True)
+
+    def position(self, env_step: int) -> dict[str, Any]:
+        """How far the logs reach now, and the tracking services' run ids: saved with a checkpoint, handed back as
+        `resume_from`."""
         self._text.flush()
-        self._writer.flush()
+        if self._writer is not None:
+            self._writer.flush()
         self._raise_event_error()
-        return {'env_step': env_step, 'text_bytes': _size(self._text_path), 'evals_bytes': _size(self._evals_path)}
+        return {'env_step': env_step, 'text_bytes': _size(self._text_path), 'evals_bytes': _size(self._evals_path),
+                'tracking': {tracker.name: tracker.run_id for tracker in self.trackers}}
 
     def summary(self, values: Mapping[str, Any]) -> None:
         write_summary(self.run_dir, values)
+        self._summary = dict(values)
 
     def close(self) -> None:
-        """Close the text log and the event files; on a full disk both still close, then the first error
-        is raised."""
+        """End the tracking services' runs (uploading the run folder's files), close the text log and the event
+        files; on a full disk all still close, then the first error is raised."""
+        files = [self.run_dir / name for name in TRACKED_FILES if (self.run_dir / name).is_file()]
+        ended_well = not str(self._summary.get('outcome', 'stopped')).startswith('stopped')
+        for tracker in list(self.trackers):
+            self._track(tracker, lambda: tracker.finish(files, self._summary, ended_well))
+        self.trackers = []
         errors: list[OSError] = []
         try:
             self._text.close()
         except OSError as err:
             errors.append(err)
         try:
-            self._writer.close()
+            if self._writer is not None:
+                self._writer.close()
         except OSError as err:
+            assert self._writer is not None
             # a full disk or read-only folder: the events cannot be written any more. Mark the event
             # files closed, or tensorboardX retries at interpreter exit and prints a traceback.
             for file_writer in self._writer.all_writers.values():

@@ -7,6 +7,8 @@ demonstrations are a file, or are recorded from an expert's checkpoint when the 
 """
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any, Mapping
 
 import torch
@@ -28,10 +30,18 @@ EXPERT_FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated
 
 
 def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
-    """A replay buffer holding exactly the demonstrations of the file `policy.expert_data_path`, else those
-    recorded first from the expert at `policy.collect.model_path` (where the policy declares it)."""
-    path, model_path = cfg.policy.expert_data_path, cfg.policy.collect.get('model_path')
-    if path:
+    """A replay buffer holding exactly the demonstrations of `policy.expert_data_path` (or `policy.collect.data_path`):
+    a demonstration file or a Minari dataset; else those recorded first from the expert at
+    `policy.collect.model_path` (where the policy declares it)."""
+    key, path = _data_path(cfg.policy)
+    model_path = cfg.policy.collect.get('model_path')
+    if path and _is_minari(path):
+        if importlib.util.find_spec('minari') is None:
+            raise ConfigError(f"{key}: '{path}' is not a demonstration file (.npz), and reading it as a Minari "
+                              f"dataset needs the minari package: pip install 'tidal[minari]'")
+        from tidal.worker.minari_datasets import load_minari_demos
+        demos = load_minari_demos(path, key, cfg.env)
+    elif path:
         demos = load_demos(path)
         check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
     elif model_path:
@@ -44,6 +54,20 @@ def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
     buffer = ReplayBuffer(len(demos), device=device, seed=cfg.seed + 1)
     buffer.extend({field: demos.columns[field] for field in EXPERT_FIELDS})
     return buffer
+
+
+def _data_path(policy_cfg: EasyDict) -> tuple[str, str]:
+    """(key, path) of the demonstrations: policy.expert_data_path, or its DI-engine name policy.collect.data_path."""
+    path, alias = policy_cfg.expert_data_path, policy_cfg.collect.get('data_path')
+    if path and alias and path != alias:
+        raise ConfigError(f"policy.expert_data_path '{path}' and policy.collect.data_path '{alias}' name two "
+                          f"demonstration sources: set one of them")
+    return ('policy.collect.data_path', alias) if alias and not path else ('policy.expert_data_path', path)
+
+
+def _is_minari(path: str) -> bool:
+    """A Minari dataset (a folder, or an id like tidal/CartPole/expert-v0) rather than a demonstration file."""
+    return Path(path).is_dir() or (not Path(path).is_file() and not path.endswith('.npz'))
 
 
 @FEED_REGISTRY.register('sqil')

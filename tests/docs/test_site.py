@@ -1,0 +1,74 @@
+"""The docs site's structure, checked without building it: every page of docs/ is in mkdocs.yml's nav and every
+nav entry is a page, the README's and the pages' links to pages resolve, and the README's algorithm table is the
+Algorithms page's. `mkdocs build --strict` in CI checks the rest (anchors, the API reference)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / 'docs'
+LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')
+BLOCK = re.compile(r'^```.*?^```$', re.MULTILINE | re.DOTALL)
+
+
+def nav_pages(entry: Any) -> Iterator[str]:
+    """The page paths of a nav entry: a path, a {title: entry} mapping or a list of entries."""
+    if isinstance(entry, str):
+        if not re.match(r'\w+://', entry):
+            yield entry
+    elif isinstance(entry, dict):
+        for value in entry.values():
+            yield from nav_pages(value)
+    else:
+        for item in entry:
+            yield from nav_pages(item)
+
+
+def nav() -> list[str]:
+    config = yaml.safe_load((ROOT / 'mkdocs.yml').read_text())
+    assert config.get('docs_dir', 'docs') == 'docs'
+    return list(nav_pages(config['nav']))
+
+
+def links(path: Path) -> list[str]:
+    """The relative link targets of a markdown file, outside fenced blocks, without their anchors."""
+    text = BLOCK.sub('', path.read_text())
+    targets = [target.split('#')[0] for target in LINK.findall(text)]
+    return [target for target in targets if target and not re.match(r'\w+:', target)]
+
+
+def test_every_page_is_in_the_nav_once():
+    pages = sorted(str(path.relative_to(DOCS)) for path in DOCS.rglob('*.md'))
+    listed = nav()
+    assert sorted(set(pages) - set(listed)) == []
+    assert len(listed) == len(set(listed)), 'a page is listed twice'
+
+
+def test_every_nav_entry_is_a_page():
+    assert [page for page in nav() if not (DOCS / page).is_file()] == []
+
+
+def test_the_readme_links_resolve_and_its_pages_are_in_the_nav():
+    targets = links(ROOT / 'README.md')
+    assert [target for target in targets if not (ROOT / target).exists()] == []
+    pages = [str(Path(target).relative_to('docs')) for target in targets if target.startswith('docs/')]
+    assert len(pages) >= 20
+    assert sorted(set(pages) - set(nav())) == []
+
+
+def test_the_pages_link_to_pages_that_exist():
+    broken = [(str(page.relative_to(DOCS)), target) for page in DOCS.rglob('*.md') for target in links(page)
+              if not (page.parent / target).is_file()]
+    assert broken == []
+
+
+def test_the_readme_algorithm_table_is_the_algorithms_page_table():
+    def table(path: Path) -> list[str]:
+        section = path.read_text().split('# Algorithms\n', 1)[1]
+        return [line for line in section.splitlines() if line.startswith('|')]
+    assert table(ROOT / 'README.md') == table(DOCS / 'algorithms.md')
+    assert len(table(DOCS / 'algorithms.md')) >= 10

@@ -1,0 +1,73 @@
+"""`tidal export RUN --hub DIR`: the folder a Hugging Face model repo holds, as the Hub and the Open RL
+Leaderboard read it.
+
+DIR gets `agent.pt` at its root (the TorchScript export, taking the raw env's observations: checked against
+the eval mode like every export), `README.md` (the model card, its mean_reward scored by agent.pt itself on the
+raw env), the run's `config.yaml` and `replay.mp4`. Pushing is huggingface_hub's `upload_folder` on DIR.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from tidal.base.errors import TidalError
+from tidal.config import read_config
+from tidal.entry.export import ExportResult, export_policy
+from tidal.entry.hub_card import CardFacts, model_card
+from tidal.entry.hub_eval import AgentScore, raw_observation_dtype, require_mp4, score_agent
+from tidal.entry.setup import load_config
+from tidal.registry import ENV_REGISTRY
+from tidal.worker.run_groups import run_checkpoint
+
+HUB_FILES = ('agent.pt', 'README.md', 'config.yaml', 'replay.mp4')
+
+
+@dataclass(frozen=True)
+class HubExport:
+    directory: Path
+    env_id: str
+    export: ExportResult
+    score: AgentScore
+
+    def summary(self) -> str:
+        episodes, first = len(self.score.returns), self.score.seed
+        lines = self.export.summary().splitlines()[1:]  # the file's inputs, outputs, notes and parity
+        return '\n'.join([f'wrote a Hugging Face model folder for {self.export.checkpoint}: {self.directory} '
+                          f"({', '.join(HUB_FILES)})", *lines,
+                          f"mean_reward {self.score.mean_reward} over {episodes} episodes of agent.pt on "
+                          f"gymnasium.make('{self.env_id}'), seeds {first}..{first + episodes - 1}"])
+
+
+def export_hub(source: str | os.PathLike, directory: str | os.PathLike, episodes: int = 10,
+               seed: Optional[int] = None) -> HubExport:
+    """Write the model-repo folder of the policy of a run folder, or of a checkpoint inside one, into
+    `directory`; agent.pt is scored on `episodes` episodes seeded from `seed` (default: the run's seed)."""
+    run_dir, ckpt = run_checkpoint(Path(source))
+    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
+    env_id, env_kwargs = cfg.env.env_id, dict(cfg.env.get('env_kwargs') or {})
+    adapter_env = ENV_REGISTRY.build(cfg.env.type, cfg.env).make('evaluator')
+    try:
+        obs_dtype = raw_observation_dtype(env_id, env_kwargs, adapter_env)
+    finally:
+        adapter_env.close()
+    require_mp4()
+    out = Path(directory)
+    agent = out / 'agent.pt'
+    exported = export_policy(ckpt, 'torchscript', agent, obs_dtype=obs_dtype)
+    inputs = [spec.name for spec in exported.file.inputs]
+    outputs = [spec.name for spec in exported.file.outputs]
+    if inputs != ['obs'] or outputs != ['action']:
+        agent.unlink()
+        raise TidalError(f"policy '{cfg.policy.type}' cannot go to the Open RL Leaderboard: its agent.pt would take "
+                         f"{', '.join(inputs)} and give {', '.join(outputs)}, where the leaderboard feeds "
+                         f"observations only and steps the env with the one output")
+    score = score_agent(agent, env_id, env_kwargs, episodes, cfg.seed if seed is None else seed,
+                        out / 'replay.mp4')
+    shutil.copyfile(run_dir / 'config.yaml', out / 'config.yaml')
+    facts = CardFacts(cfg.policy.type, env_id, env_kwargs, score, exported.summary().splitlines()[1:],
+                      os.path.relpath(ckpt.resolve(), run_dir.resolve()))
+    (out / 'README.md').write_text(model_card(facts), encoding='utf-8')
+    return HubExport(out, env_id, exported, score)
