@@ -36,6 +36,12 @@ RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'a2c': ('cartpole_a2c', 800, ()),
     'ppg': ('cartpole_ppg', 2048, ()),
     'taac': ('pendulum_taac', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64')),
+    'taac_l': ('pendulum_taac_l', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64')),
+    'taac_q': ('pendulum_taac_q', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64')),
+    'sqil_sac': ('pendulum_sqil_sac', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=64',
+                                            'policy.expert_data_path=sac_expert.npz')),
+    'sqil': ('cartpole_sqil', 400, ('policy.random_collect_size=200', 'policy.collect.model_path=dqn_expert',
+                                    'policy.collect.expert_episodes=2')),
     'muzero': ('cartpole_muzero', 400, ('policy.random_collect_size=200', 'policy.learn.batch_size=32')),
     'muzero_repr': ('cartpole_muzero_repr_ppo', 2048, ('policy.repr.training.initial_collect_steps=512',)),
 }
@@ -56,9 +62,31 @@ def fingerprint(tree: Any, digest: Any) -> None:
         digest.update(repr(tree).encode())
 
 
+def sac_expert_demos() -> None:
+    """sac_expert.npz: 2 episodes of a short SAC run, the demonstrations of the sqil_sac run."""
+    from tidal.entry.demos import collect_demos
+    from tidal.entry.pipelines import train
+    train('pendulum_sac', seed=0, max_env_step=400, overrides=(*RUNS['sac'][2], 'exp_name=sac_expert'),
+          progress=False)
+    collect_demos('pendulum_sac', 'sac_expert/ckpt/latest.pt', 2, 'sac_expert.npz', seed=0)
+
+
+def dqn_expert_run() -> None:
+    """dqn_expert/: a short DQN run, the expert checkpoint the sqil run records its demonstrations from."""
+    from tidal.entry.pipelines import train
+    train('cartpole_dqn', seed=0, max_env_step=400, overrides=(*RUNS['dqn'][2], 'exp_name=dqn_expert'),
+          progress=False)
+
+
+#: What a run needs in its folder first (the imitation runs' expert data).
+PREPARE = {'sqil_sac': sac_expert_demos, 'sqil': dqn_expert_run}
+
+
 def run(name: str) -> str:
     from tidal.entry.pipelines import train
     config, steps, overrides = RUNS[name]
+    if name in PREPARE:
+        PREPARE[name]()
     policy = train(config, seed=0, max_env_step=steps, overrides=overrides, progress=False)
     digest = hashlib.sha256()
     fingerprint(policy.learn_mode.state_dict(), digest)
