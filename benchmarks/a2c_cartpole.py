@@ -17,8 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
-                    tidal_train_command)
+from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv, read_run,
+                    run_pairs_then_rest, shown_command, tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -66,16 +66,7 @@ def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=200_000)
-    parser.add_argument('--out', type=Path, default=None)
-    parser.add_argument('--quick', action='store_true', help='smoke test: 10k steps, first seed only')
-    parser.add_argument('--report-only', action='store_true')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = 10_000, args.seeds[:1]
-    args.out = args.out or BENCH_DIR / 'results' / ('a2c_cartpole_quick' if args.quick else 'a2c_cartpole')
+    args = benchmark_args(benchmark_parser(__doc__, 200_000, 10_000), argv, 'a2c_cartpole')
     jobs = jobs_of(args, ensure_sb3_venv())
     if not args.report_only:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='zoo')

@@ -5,6 +5,7 @@ Every trainer (tidal's CLI and the SB3 runner) writes the same run folder, `eval
 produced a number. Only the standard library is imported here, because the SB3 runner imports
 this module from its own virtual environment.
 """
+import argparse
 import csv
 import json
 import os
@@ -428,3 +429,41 @@ def ensure_rllib_venv(venv: Path = RLLIB_VENV) -> Path:
     """
     return ensure_venv(venv, 'ray.rllib.algorithms.ppo, gymnasium.envs.box2d',
                        [[TORCH_PIN], [RAY_PIN, 'gymnasium', *BOX2D_INSTALL, TORCH_PIN]])
+
+
+def benchmark_parser(doc: str, steps: int | None, quick_steps: int | None = None, threads: bool = False,
+                     sets: bool = False, pin: bool = False) -> argparse.ArgumentParser:
+    """The options of a learning benchmark: --seeds, --steps (default `steps`), --out, --report-only, --quick when
+    it has a smoke-test budget of `quick_steps`, --threads where its runs take a torch thread count, --set (tidal
+    overrides, as `extra_sets`) and --no-pin where asked. A script adds its own options, then reads them with
+    `benchmark_args`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    parser.add_argument('--steps', type=int, default=steps,
+                        help='env steps per run' + (' (default: %(default)s)' if steps else ''))
+    if threads:
+        parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
+    parser.add_argument('--out', type=Path, default=None,
+                        help='output folder (default: benchmarks/results/<benchmark>, or <benchmark>_quick)')
+    if quick_steps is not None:
+        parser.add_argument('--quick', action='store_true', help=f'smoke test: {quick_steps} steps, first seed only')
+    if sets:
+        parser.add_argument('--set', dest='extra_sets', action='append', default=[], metavar='KEY=VALUE',
+                            help="extra tidal override (tidal's side only; replaces a default with the same key)")
+    if pin:
+        parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
+    parser.add_argument('--report-only', action='store_true',
+                        help='skip training; rebuild the outputs from the run folders in --out')
+    parser.set_defaults(quick=False, quick_steps=quick_steps)
+    return parser
+
+
+def benchmark_args(parser: argparse.ArgumentParser, argv: list[str] | None, name: str) -> argparse.Namespace:
+    """The options of a `benchmark_parser`, --quick applied (its smoke-test budget, the first seed) and --out
+    defaulting to benchmarks/results/<name>, or <name>_quick."""
+    args = parser.parse_args(argv)
+    quick = args.quick
+    if quick:
+        args.steps, args.seeds = args.quick_steps, args.seeds[:1]
+    args.out = args.out or BENCH_DIR / 'results' / (f'{name}_quick' if quick else name)
+    return args

@@ -18,8 +18,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
-                    tidal_train_command)
+from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv, read_run,
+                    run_pairs_then_rest, shown_command, tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -88,16 +88,7 @@ def report(task: Task, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]
 
 def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -> None:
     """The command line shared by the DQN benchmarks: run the arms (or only report them) and print the report."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=default_steps)
-    parser.add_argument('--out', type=Path, default=None)
-    parser.add_argument('--quick', action='store_true', help='smoke test: 10k steps, first seed only')
-    parser.add_argument('--report-only', action='store_true')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = 10_000, args.seeds[:1]
-    args.out = args.out or BENCH_DIR / 'results' / (f'{task.name}_quick' if args.quick else task.name)
+    args = benchmark_args(benchmark_parser(doc, default_steps, 10_000), argv, task.name)
     jobs = jobs_of(task, args, ensure_sb3_venv())
     if not args.report_only:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')

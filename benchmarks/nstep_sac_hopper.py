@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from common import BENCH_DIR, Job, read_run, run_pairs_then_rest, shown_command, tidal_train_command
+from common import (Job, benchmark_args, benchmark_parser, read_run, run_pairs_then_rest, shown_command,
+                    tidal_train_command)
 from report import arms_report, curve_mean
 
 CONFIG = 'hopper_sac'
@@ -50,17 +50,9 @@ def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__, 60_000, 11_000)
     parser.add_argument('--nstep', type=int, default=3)
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=60_000)
-    parser.add_argument('--out', type=Path, default=None)
-    parser.add_argument('--quick', action='store_true', help='smoke test: 11k steps, first seed only')
-    parser.add_argument('--report-only', action='store_true')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = 11_000, args.seeds[:1]
-    args.out = args.out or BENCH_DIR / 'results' / ('nstep_sac_hopper_quick' if args.quick else 'nstep_sac_hopper')
+    args = benchmark_args(parser, argv, 'nstep_sac_hopper')
     jobs = jobs_of(args)
     if not args.report_only:
         run_pairs_then_rest(jobs, ('one_step', 'nstep'))

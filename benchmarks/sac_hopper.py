@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run, run_batch,
-                    shown_command, tidal_train_command, venv_python)
+from common import (BENCH_DIR, SB3_VENV, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv,
+                    merge_overrides, read_run, run_batch, shown_command, tidal_train_command, venv_python)
 from published import PUBLISHED_FINAL, SB3_ZOO_SAC, SB3_ZOO_SOURCE, published_at
 from report import library_row, markdown_table, milestones, plot_curves
 from sac_pendulum import versions
@@ -33,22 +33,8 @@ QUICK_STEPS = 12_000
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=80_000, help='env steps per run')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=None,
-                        help='output folder (default: benchmarks/results/sac_hopper, or ..._quick)')
-    parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
-    parser.add_argument('--set', dest='extra_sets', action='append', default=[], metavar='KEY=VALUE',
-                        help='extra tidal override (tidal side only)')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the run folders in --out')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = QUICK_STEPS, args.seeds[:1]
-    if args.out is None:
-        args.out = BENCH_DIR / 'results' / ('sac_hopper_quick' if args.quick else 'sac_hopper')
+    args = benchmark_args(benchmark_parser(__doc__, 80_000, QUICK_STEPS, threads=True, sets=True), argv,
+                          'sac_hopper')
     return args
 
 

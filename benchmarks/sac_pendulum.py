@@ -13,8 +13,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, SB3_VENV, Job, display_path, ensure_sb3_venv, merge_overrides, read_run, run_batch,
-                    shown_command, tidal_train_command, venv_python)
+from common import (BENCH_DIR, SB3_VENV, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv,
+                    merge_overrides, read_run, run_batch, shown_command, tidal_train_command, venv_python)
 from report import library_row, markdown_table, milestones, plot_curves
 
 TIDAL_CONFIG = 'pendulum_sac'
@@ -42,24 +42,8 @@ QUICK_STEPS = 2000
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=20_000, help='env steps per run')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=None,
-                        help='output folder (default: benchmarks/results/sac_pendulum, or ..._quick)')
-    parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
-    parser.add_argument('--set', dest='extra_sets', action='append', default=[], metavar='KEY=VALUE',
-                        help='extra tidal override (tidal side only; replaces a default with the same key)')
-    parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the run folders in --out')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = QUICK_STEPS, args.seeds[:1]
-    if args.out is None:
-        args.out = BENCH_DIR / 'results' / ('sac_pendulum_quick' if args.quick else 'sac_pendulum')
-    return args
+    return benchmark_args(benchmark_parser(__doc__, 20_000, QUICK_STEPS, threads=True, sets=True, pin=True), argv,
+                          'sac_pendulum')
 
 
 def seed_jobs(args: argparse.Namespace, seed: int, sb3_python: Path) -> dict[str, Job]:

@@ -16,8 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, display_path, ensure_sb3_venv, read_run, run_pairs_then_rest, shown_command,
-                    tidal_train_command)
+from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv, read_run,
+                    run_pairs_then_rest, shown_command, tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -62,17 +62,9 @@ def report(env: str, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__, None, 11_000)  # no --steps: each env's own budget
     parser.add_argument('--envs', nargs='+', choices=sorted(ENVS), default=['pendulum', 'hopper'])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=None, help="env steps per run (default: each env's budget)")
-    parser.add_argument('--out', type=Path, default=None)
-    parser.add_argument('--quick', action='store_true', help='smoke test: 11k steps, first seed only')
-    parser.add_argument('--report-only', action='store_true')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = 11_000, args.seeds[:1]
-    args.out = args.out or BENCH_DIR / 'results' / ('td3_quick' if args.quick else 'td3')
+    args = benchmark_args(parser, argv, 'td3')
     sb3_python = ensure_sb3_venv()
     for env in args.envs:
         jobs = jobs_of(env, args, sb3_python)
