@@ -79,7 +79,7 @@ def check_jobs(args: argparse.Namespace) -> dict[str, list[Job]]:
 def zoo_value(key: str) -> str:
     """The zoo config's value at a dotted key, as the study's table writes values."""
     from tidal.config import compile_config, resolve_config_source
-    from tidal.config.declared import value_at
+    from tidal.config.tree import value_at
 
     node = value_at(compile_config(*resolve_config_source(CONFIG), infer_shapes=False), key)
     return str(list(node) if isinstance(node, (list, tuple)) else node)

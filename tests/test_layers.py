@@ -1,5 +1,6 @@
 """tidal's layers as a contract: imports go down (ground floor < rl_utils, models, envs, config, mcts <
-policies < worker and its feeds < entry), never up, and no module imports itself round a circle."""
+policies | worker and its feeds < entry), never up, and no module imports itself round a circle. `policies`
+and `worker` are siblings: neither imports the other (workers know a policy by the ground floor's Protocols)."""
 from __future__ import annotations
 
 import subprocess
@@ -58,6 +59,13 @@ def test_the_cycle_finder_finds_a_planted_cycle():
     graph.add_import(importer='pkg.b', imported='pkg.a')
     graph.add_import(importer='pkg.c', imported='pkg.a')
     assert strongly_connected(graph) == [['pkg.a', 'pkg.b']]
+
+
+def test_policies_and_worker_import_neither_the_other():
+    graph = grimp.build_graph('tidal')
+    for importer, imported in (('tidal.worker', 'tidal.policies'), ('tidal.policies', 'tidal.worker')):
+        chains = graph.find_shortest_chains(importer=importer, imported=imported)
+        assert chains == set(), f'{importer} reaches {imported}: {sorted(chains)}'
 
 
 def test_imports_keep_to_the_layers_of_the_importlinter_config():

@@ -1,7 +1,7 @@
 import pytest
 
 from tidal.base.errors import ConfigError, TidalError, UnknownNameError
-from tidal.config.schema import FreeDict
+from tidal.base.defaults import FreeDict
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, Registry, import_names
 
 

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from tidal.config.schema import FreeDict
+from tidal.base.defaults import FreeDict
 from tidal.policies.base import Policy
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
 

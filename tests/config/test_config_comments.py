@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tidal.config import comments_for, compile_config, config_comments, format_config
-from tidal.config.schema import FreeDict
+from tidal.base.defaults import FreeDict
 from tidal.config.yaml_io import load_yaml
 
 

@@ -7,8 +7,9 @@ import pytest
 from tidal.config import ConfigLayers, compile_config, resolve_config_source
 from tidal.config.layered import load_layered
 from tidal.config.compiler import BUILTIN_MODULES
-from tidal.config.declared import rules_by_path, value_at
-from tidal.config.defaults import RunConfig
+from tidal.config.declared import rules_by_path
+from tidal.config.run_config import RunConfig
+from tidal.config.tree import MISSING, value_at
 from tidal.config.loader import zoo_names
 from tidal.base.errors import ConfigError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, import_names, policy_class
@@ -48,7 +49,7 @@ def test_every_key_whose_rule_allows_none_takes_null_from_set(policy):
     assert nullable  # at least env.stop_value
     for path in nullable:
         cfg = compile_config(main, create, overrides=[f'{path}=null'])
-        assert value_at(cfg, path) is None, path
+        assert value_at(cfg, path, MISSING) is None, path
 
 
 def test_grad_clip_norm_none_is_taken_from_yaml_python_and_set(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from tidal.config import comments_for, compile_config, format_config, resolve_config_source
 from tidal.config import limits
 from tidal.config.declared import class_rules
-from tidal.config.defaults import RunConfig
+from tidal.config.run_config import RunConfig
 from tidal.config.rules import RuleSyntaxError, parse_rule, rule_of_comment
 from tidal.base.defaults import FreeDict, class_defaults
 from tidal.base.errors import ConfigError, EnvError

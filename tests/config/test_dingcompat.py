@@ -10,8 +10,8 @@ import torch.nn as nn
 
 from tidal.base.errors import ConfigError, UnknownNameError
 from tidal.config import compile_config, read_config
-from tidal.config.ding_report import mapping_of, write_ding_mapping
-from tidal.config.ding_tables import KEY_RULES, markdown_tables
+from tidal.config.ding import mapping_of, write_ding_mapping
+from tidal.config.ding.tables import KEY_RULES, markdown_tables
 from tidal.policies import PPOPolicy, SACPolicy
 from tidal.registry import POLICY_REGISTRY
 
@@ -349,14 +349,14 @@ def test_no_rule_rewrites_a_key_the_policy_it_holds_for_declares():
     import tidal.envs  # noqa: F401  (registers the env and the policies' models)
     import tidal.policies  # noqa: F401
     from tidal.base.defaults import class_defaults
-    from tidal.config.declared import MISSING, value_at
+    from tidal.config.tree import MISSING, value_at
     from tidal.registry import ENV_REGISTRY, POLICY_REGISTRY
     shared = set()
     for name in POLICY_REGISTRY.names():
         declared = {'policy': class_defaults(POLICY_REGISTRY.get(name)),
                     'env': class_defaults(ENV_REGISTRY.get('gym'))}
         shared |= {rule.path for rule in KEY_RULES
-                   if rule.holds_for(POLICY_REGISTRY.family(name)) and value_at(declared, rule.path) is not MISSING}
+                   if rule.holds_for(POLICY_REGISTRY.family(name)) and value_at(declared, rule.path, MISSING) is not MISSING}
     assert shared == {'policy.cuda'}
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
-import pytest
 import torch
 from huggingface_hub import ModelCard
 

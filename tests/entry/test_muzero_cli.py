@@ -13,6 +13,7 @@ from tidal.entry.pipelines import resume, train
 from tidal.entry.run import RunInterrupted
 from tidal.worker.feeds.unroll import UnrollFeed
 from tidal.base.errors import ConfigError
+from tidal.base.nest import tree_leaves
 from tidal.worker.checkpoint import load_checkpoint
 
 ENVS, N_SAMPLE, UPDATES = 2, 16, 2
@@ -49,14 +50,6 @@ def test_cli_trains_muzero_and_writes_the_run_folder(tmp_path, extra):
     assert evaluated.returncode == 0, evaluated.stderr
 
 
-def tensors(tree, prefix=''):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from tensors(value, f'{prefix}.{key}')
-    elif isinstance(tree, torch.Tensor):
-        yield prefix, tree
-
-
 def train_muzero(tmp_path, name):
     overrides = [*SHORT, 'policy.repr.reanalyze_ratio=0.5', f'exp_name={tmp_path / name}']
     return train('cartpole_muzero', seed=3, max_env_step=96, progress=False, overrides=overrides)
@@ -79,7 +72,8 @@ def test_sigterm_stopped_muzero_run_resumes_to_identical_weights_and_replay(tmp_
     first = load_checkpoint(tmp_path / 'whole' / 'ckpt' / 'latest.pt')
     second = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
     for part in ('policy', 'feed'):
-        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        left, right = ({path: leaf for path, leaf in tree_leaves(state[part]) if isinstance(leaf, torch.Tensor)}
+                       for state in (first, second))
         assert left.keys() == right.keys() and left
         for key in left:
             assert torch.equal(left[key], right[key]), f'{part}{key} differs'

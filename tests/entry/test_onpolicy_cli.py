@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tidal import serial_pipeline_onpolicy
+from tidal.base.nest import tree_leaves
 from tidal.config import resolve_config_source
 from tidal.entry.pipelines import resume
 from tidal.worker.feeds.ppg import AuxPhaseFeed
@@ -158,14 +159,6 @@ def train_ppg(tmp_path, name):
                                     overrides=[*PPG_SHORT, f'exp_name={tmp_path / name}'])
 
 
-def tensors(tree, prefix=''):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from tensors(value, f'{prefix}.{key}')
-    elif isinstance(tree, torch.Tensor):
-        yield prefix, tree
-
-
 def test_sigterm_stopped_ppg_run_resumes_to_identical_weights(tmp_path, monkeypatch):
     whole = train_ppg(tmp_path, 'whole')
     original, calls, phases = AuxPhaseFeed.step, [], []
@@ -195,7 +188,8 @@ def test_sigterm_stopped_ppg_run_resumes_to_identical_weights(tmp_path, monkeypa
     first = load_checkpoint(tmp_path / 'whole' / 'ckpt' / 'latest.pt')
     second = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
     for part in ('policy', 'feed'):
-        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        left, right = ({path: leaf for path, leaf in tree_leaves(state[part]) if isinstance(leaf, torch.Tensor)}
+                       for state in (first, second))
         assert left.keys() == right.keys() and left
         for key in left:
             assert torch.equal(left[key], right[key]), f'{part}{key} differs'

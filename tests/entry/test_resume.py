@@ -16,6 +16,7 @@ from tidal.entry.pipelines import resume
 from tidal.worker.feeds.replay import ReplayFeed
 from tidal.entry.run import RunInterrupted
 from tidal.base.errors import CheckpointError, TidalError
+from tidal.base.nest import tree_leaves
 from tidal.rl_utils import StepType
 from tidal.worker.checkpoint import load_checkpoint
 
@@ -59,14 +60,6 @@ def crash_after(monkeypatch, feed_steps):
     monkeypatch.setattr(ReplayFeed, 'step', step)
 
 
-def tensors(tree, prefix=''):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from tensors(value, f'{prefix}.{key}')
-    elif isinstance(tree, torch.Tensor):
-        yield prefix, tree
-
-
 def eval_rows(run):
     with open(run / 'evals.csv') as f:
         return [(row['env_step'], row['train_iter'], row['return_mean'], row['collect_return_mean'])
@@ -76,7 +69,8 @@ def eval_rows(run):
 def assert_same_run(done, resumed):
     first, second = load_checkpoint(done / 'ckpt' / 'latest.pt'), load_checkpoint(resumed / 'ckpt' / 'latest.pt')
     for part in ('policy', 'feed'):
-        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        left, right = ({path: leaf for path, leaf in tree_leaves(state[part]) if isinstance(leaf, torch.Tensor)}
+                       for state in (first, second))
         assert left.keys() == right.keys()
         for key in left:
             assert torch.equal(left[key], right[key]), f'{part}{key} differs'

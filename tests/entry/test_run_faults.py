@@ -43,7 +43,7 @@ def test_full_disk_while_checkpointing_leaves_no_temporary_file(tmp_path, monkey
 
 
 def test_read_only_run_folder_is_one_line_and_removes_the_new_folder(tmp_path, monkeypatch):
-    def read_only(self, run_dir, resume_from=None):
+    def read_only(self, run_dir, *args, **kwargs):
         raise OSError(errno.EROFS, 'Read-only file system', str(run_dir))
     monkeypatch.setattr(RunLogger, '__init__', read_only)
     with pytest.raises(TidalError, match=f"cannot write the run folder '{tmp_path / 'run'}': Read-only file system"):

@@ -6,7 +6,6 @@ import csv
 import json
 import socket
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -47,7 +47,7 @@ def test_target_network_polyak_update():
     target.update(0.25)
     assert torch.allclose(target.net.weight, torch.full((1, 2), 0.25))
     assert not any(p.requires_grad for p in target.parameters())
-    target.hard_update()
+    target.update(1.0)  # tau = 1: an exact copy
     assert torch.equal(target.net.weight, online.weight)
 
 

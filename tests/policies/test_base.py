@@ -1,9 +1,8 @@
 import pytest
 import torch
 
+from tidal.base.defaults import FreeDict, merge_defaults
 from tidal.base.errors import ConfigError, TidalError
-from tidal.config.defaults import merge_defaults
-from tidal.config.schema import FreeDict
 from tidal.base.device import resolve_device
 from tidal.policies.base import Policy
 from tidal.policies.sac import SACPolicy

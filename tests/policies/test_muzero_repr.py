@@ -36,7 +36,7 @@ from tidal.registry import POLICY_REGISTRY, policy_class
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.rl_utils import gather_action
-from tidal.base.nest import concat, tree_map
+from tidal.base.nest import concat, tree_leaves, tree_map
 
 ENVS, STEPS, OBS, ACTIONS, LATENT = 2, 6, 4, 3, 8
 
@@ -121,7 +121,7 @@ def collect_into(feed, policy, **kwargs):
 
 
 def encoder_params(policy):
-    return [p.detach().clone() for p in policy.repr_model.representation.parameters()]
+    return [p.detach().clone() for p in policy.model['repr'].representation.parameters()]
 
 
 def changed(before, policy):
@@ -272,8 +272,8 @@ def test_held_policys_loss_reaches_h_by_default():
     sample, _, _ = collect(policy)
     before = encoder_params(policy)
     policy.learn_mode.forward(sample)
-    assert policy._learner.updates == 0  # so only PPO's loss reached h
-    grads = [p.grad for p in policy.repr_model.representation.parameters()]
+    assert policy._training.learner.updates == 0  # so only PPO's loss reached h
+    grads = [p.grad for p in policy.model['repr'].representation.parameters()]
     assert all(grad is not None for grad in grads) and any(grad.abs().sum() > 0 for grad in grads)
     assert changed(before, policy)
 
@@ -296,12 +296,12 @@ def test_encoder_step_follows_the_gradient_summed_over_the_wrapped_losses():
     batch = sac_batch()
     reference = make_policy('discrete_sac', repr={'encoder_grad': True}, learn={'auto_alpha': False})
     reference.learn_mode.load_state_dict(policy.learn_mode.state_dict())
-    policy._encoder_optimizer = torch.optim.SGD(policy.repr_model.representation.parameters(), lr=1.0)
+    policy._training.encoder_optimizer = torch.optim.SGD(policy.model['repr'].representation.parameters(), lr=1.0)
     sac = reference.inner  # the held discrete SAC, on the latent
     # the losses of the update, both measured before it, differentiated through h
-    latent = reference.repr_model.represent(batch['obs'])
+    latent = reference.model['repr'].represent(batch['obs'])
     with torch.no_grad():
-        next_obs = reference.repr_model.represent(batch['next_obs'])
+        next_obs = reference.model['repr'].represent(batch['next_obs'])
         _, next_prob, next_log_prob = sac._policy(next_obs)
         next_q = sac._target_critic(next_obs).min(dim=0).values
         alpha = sac._temperature.value
@@ -309,7 +309,7 @@ def test_encoder_step_follows_the_gradient_summed_over_the_wrapped_losses():
         target = batch['reward'] + sac._gamma * next_value
     q = gather_action(sac.model.critic(latent), batch['action'])
     critic_loss = (q - target).pow(2).mean(dim=1).sum()
-    encoder = list(reference.repr_model.representation.parameters())
+    encoder = list(reference.model['repr'].representation.parameters())
     critic_grads = torch.autograd.grad(critic_loss, encoder, retain_graph=True)
     before = encoder_params(policy)
     policy.learn_mode.forward(batch)
@@ -345,7 +345,7 @@ def test_raw_observations_and_env_rewards_are_stored():
     assert torch.equal(stored['action'], columns['action'])
     # V(final obs) of the model where env 0 was truncated (step 2), 0 elsewhere
     final = steps[2].next_obs[:1]
-    expected = policy.repr_model.value(policy.repr_model.initial_inference(final))
+    expected = policy.model['repr'].value(policy.model['repr'].initial_inference(final))
     bootstrap = stored['bootstrap_value'].reshape(STEPS, ENVS)
     torch.testing.assert_close(bootstrap[2, :1], expected)
     assert bootstrap.count_nonzero() <= 1
@@ -375,7 +375,7 @@ def test_dict_observations_encode_only_the_observation_and_keep_the_mask():
     assert torch.equal(sample['obs']['action_mask'][:2], mask)
     assert torch.equal(feed.buffer.get(torch.tensor([1]), torch.tensor([0]))['obs']['action_mask'], mask[1:])
     info = policy.learn_mode.forward(tree_map(lambda column: column[:8], sample))  # and one model update
-    assert policy._learner.updates == 1 and float(info['repr_total_loss']) > 0
+    assert policy._training.learner.updates == 1 and float(info['repr_total_loss']) > 0
 
 
 # ----- the model's own schedule ----------------------------------------------------------------
@@ -386,7 +386,7 @@ def test_learn_update_unit_updates_the_model_every_interval_learn_calls_once_eno
                                                    'initial_collect_steps': 2 * ENVS * STEPS}})
     feed = make_feed(policy)  # keeps the model's replay and schedules its updates inside the learn updates
     sample, _, _ = collect_into(feed, policy)  # half of initial_collect_steps
-    learner = policy._learner
+    learner = policy._training.learner
     updates = []
     for _ in range(4):
         info = policy.learn_mode.forward(sample)
@@ -408,12 +408,12 @@ def rollout_feed_run(policy, feed_steps):
     feed = make_feed(policy)
     seen = []
     feed.inner.learner.register_hook(
-        lambda learner, info: seen[-1].append((policy._learner.updates, float(info['repr_total_loss']))), 1)
+        lambda learner, info: seen[-1].append((policy._training.learner.updates, float(info['repr_total_loss']))), 1)
     after = []
     for _ in range(feed_steps):
         seen.append([])
         feed.step(None)
-        after.append(policy._learner.updates)
+        after.append(policy._training.learner.updates)
     return seen, after
 
 
@@ -465,7 +465,7 @@ def test_feed_and_learn_state_carry_the_training_iterations_and_unreported_model
         states[step] = copy.deepcopy((policy.learn_mode.state_dict(), policy.collect_mode.state_dict(),
                                       feed.state_dict()))
     run(feed, [4])
-    assert policy._learner.updates == 4 and float(losses[8]) > 0  # after steps 2 and 4, reported from step 3
+    assert policy._training.learner.updates == 4 and float(losses[8]) > 0  # after steps 2 and 4, reported from step 3
     assert len(states[2][0]['repr_unreported']) == 2 and states[3][2]['train_iters'] == 3
     for resumed_at in (2, 3):
         restored, restored_feed, restored_losses = build(1)
@@ -474,7 +474,7 @@ def test_feed_and_learn_state_carry_the_training_iterations_and_unreported_model
         restored.collect_mode.load_state_dict(collect_state)
         restored_feed.load_state_dict(feed_state)
         run(restored_feed, range(resumed_at + 1, 5))
-        assert restored._learner.updates == 4
+        assert restored._training.learner.updates == 4
         assert torch.equal(torch.stack(restored_losses), torch.stack(losses[4 * resumed_at:]))
         for a, b in zip(policy.model.parameters(), restored.model.parameters()):
             assert torch.equal(a, b)
@@ -497,11 +497,11 @@ def test_continuous_actions_train_the_model_with_sac():
     torch.manual_seed(0)
     policy = make_policy('sac', action_shape=1, repr={'training': {'interval': 1, 'interval_unit': 'learn_update',
                                                                    'num_updates_per_train_iter': 1}})
-    assert policy.repr_model.continuous_actions
+    assert policy.model['repr'].continuous_actions
     feed = make_feed(policy)
     collect_into(feed, policy, random=True)
     info = policy.learn_mode.forward(sac_batch(continuous=True))
-    assert policy._learner.updates == 1 and torch.isfinite(info['repr_total_loss'])
+    assert policy._training.learner.updates == 1 and torch.isfinite(info['repr_total_loss'])
     with pytest.raises(ConfigError, match='policy.repr.train_policy needs discrete actions'):
         make_policy('sac', action_shape=1, repr={'train_policy': True, 'reanalyze_ratio': 1.0})
 
@@ -528,7 +528,7 @@ def test_continuous_unrolls_repeat_the_last_action_past_the_episode_end():
     action = torch.tensor([[[0.1, 0.2], [0.3, 0.4], [9.0, 9.0]]])
     has_row = torch.tensor([[True, True, False]])
     expected = torch.tensor([[[0.1, 0.2], [0.3, 0.4], [0.3, 0.4]]])
-    assert torch.equal(policy._learner._unroll_actions(action, has_row), expected)
+    assert torch.equal(policy._training.learner._unroll_actions(action, has_row), expected)
 
 
 # ----- state dicts -----------------------------------------------------------------------------
@@ -558,7 +558,7 @@ def test_learn_and_collect_state_round_trip():
     for each in (policy, restored):
         torch.manual_seed(2)
         infos.append(each.learn_mode.forward(sample))
-    assert policy._learner.updates == restored._learner.updates == 2
+    assert policy._training.learner.updates == restored._training.learner.updates == 2
     for key in ('total_loss', 'repr_total_loss', 'repr_value_loss'):
         assert torch.equal(infos[0][key], infos[1][key]), key
     for a, b in zip(policy.model.parameters(), restored.model.parameters()):
@@ -624,16 +624,8 @@ def test_discrete_sac_trains_end_to_end(tmp_path):
     assert summary['env_step'] == 200 and summary['train_iter'] == (200 - 64) // 8
     # 18 steps of the replay feed (the warm-up's 64 random steps, then 17 collections of 8): 10 model updates
     # (the default) after every 2nd
-    assert policy._learner.updates == (1 + (200 - 64) // 8) // 2 * 10
+    assert policy._training.learner.updates == (1 + (200 - 64) // 8) // 2 * 10
     assert 'repr_total_loss=' in (tmp_path / 'sac' / 'log.txt').read_text()
-
-
-def tensors(tree, prefix=''):
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from tensors(value, f'{prefix}.{key}')
-    elif isinstance(tree, torch.Tensor):
-        yield prefix, tree
 
 
 # PPO's run stops after the 3rd step of its feed, half way through the model's interval (2 steps)
@@ -658,7 +650,8 @@ def test_sigterm_stopped_run_resumes_to_the_same_model_and_replay(tmp_path, monk
     second = load_checkpoint(tmp_path / 'stopped' / 'ckpt' / 'latest.pt')
     assert first['policy']['repr']['updates'] > 0
     for part in ('policy', 'collector', 'feed'):
-        left, right = dict(tensors(first[part])), dict(tensors(second[part]))
+        left, right = ({path: leaf for path, leaf in tree_leaves(state[part]) if isinstance(leaf, torch.Tensor)}
+                       for state in (first, second))
         assert left.keys() == right.keys() and left
         for key in left:
             assert torch.equal(left[key], right[key]), f'{part}{key} differs'

@@ -39,7 +39,7 @@ def make_constant(policy: SACVPolicy, q: tuple[float, float], v: float) -> None:
     critic_out.bias.copy_(torch.tensor(q).reshape(2, 1, 1))
     value_out.weight.zero_()
     value_out.bias.fill_(v)
-    policy._target_value.hard_update()
+    policy._target_value.update(1.0)
 
 
 def test_sac_v_is_registered_with_its_model():

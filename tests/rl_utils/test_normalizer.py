@@ -7,7 +7,19 @@ import torch
 from torch.testing import assert_close
 
 from tidal.base.errors import TidalError
-from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd, merge_updates
+from tidal.rl_utils.normalizer import NormalizerError, RewardScaler, RunningMeanStd, moments_added
+
+
+def merge_updates(base, updated):
+    """`base` with what each copy in `updated` (started from `base`) folded in merged back, as the Ray
+    collector merges its workers' statistics: `moments_added`, then `merge_moments`."""
+    merged = RunningMeanStd(tuple(base['mean'].shape), 'cpu')
+    merged.load_state_dict(base)
+    for state in updated:
+        added = moments_added(base, state)
+        if added is not None:
+            merged.merge_moments(*added)
+    return merged.state_dict()
 
 
 def save_and_load(state):

@@ -29,8 +29,8 @@ def test_a_run_acting_through_a_cpu_copy_is_the_run_acting_itself(config, tmp_pa
     built = []
     original = build_collector
 
-    def recorded(cfg, policy):
-        collector = original(cfg, policy)
+    def recorded(cfg, policy, **kwargs):
+        collector = original(cfg, policy, **kwargs)
         built.append(collector)
         return collector
 

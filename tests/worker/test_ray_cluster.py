@@ -177,7 +177,7 @@ def test_a_users_policy_file_reaches_workers_that_cannot_see_it(tmp_path, monkey
     is up the folder is moved away, as if the workers were on a node without it: they import the module Ray
     got from tidal's runtime_env."""
     from tidal import serial_pipeline
-    from tidal.worker import ray_collector
+    from tidal.worker import ray_pool
 
     user, elsewhere = tmp_path / 'user', tmp_path / 'elsewhere'
     user.mkdir()
@@ -186,13 +186,13 @@ def test_a_users_policy_file_reaches_workers_that_cannot_see_it(tmp_path, monkey
     (user / 'run.py').write_text(USER_CONFIG)
     monkeypatch.chdir(elsewhere)
     monkeypatch.setattr(sys, 'path', list(sys.path))
-    connect_ray = ray_collector.connect_ray
+    connect_ray = ray_pool.connect_ray
 
     def connect_then_move_the_folder_away(*args):
         connect_ray(*args)
         user.rename(tmp_path / 'gone')
 
-    monkeypatch.setattr(ray_collector, 'connect_ray', connect_then_move_the_folder_away)
+    monkeypatch.setattr(ray_pool, 'connect_ray', connect_then_move_the_folder_away)
     try:
         result = serial_pipeline(str(user / 'run.py'), seed=0, max_env_step=80, progress=False,
                                  overrides=['collector.type=ray', 'collector.num_workers=1'])

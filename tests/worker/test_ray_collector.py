@@ -20,7 +20,8 @@ from tidal.entry.setup import load_config  # noqa: E402
 from tidal.worker.builders import build_env_manager, build_policy  # noqa: E402
 from tidal.base.errors import ConfigError  # noqa: E402
 from tidal.worker.collector import SampleCollector  # noqa: E402
-from tidal.worker.ray_collector import RayCollector, WorkerError  # noqa: E402
+from tidal.worker.ray_collector import build_ray_collector  # noqa: E402
+from tidal.worker.ray_pool import WorkerError  # noqa: E402
 from tidal.worker.rng import stream_seed  # noqa: E402
 
 SMALL = ['policy.model.actor_hidden_sizes=[16]', 'policy.model.critic_hidden_sizes=[16]',
@@ -52,7 +53,7 @@ def test_one_worker_collects_exactly_what_the_local_collector_does():
     policy = build_policy(cfg)
     local = SampleCollector(build_env_manager(cfg, 'collector'), policy.collect_mode, policy.device)
     local.reset(seed=stream_seed(cfg.seed))
-    remote = RayCollector(cfg, policy.collect_mode, policy.device)
+    remote = build_ray_collector(cfg, policy.collect_mode, policy.device)
     try:
         remote.reset()
         for random in (True, False, False):  # the warm-up's random actions, then the policy's
@@ -69,7 +70,7 @@ def test_two_workers_keep_the_transition_contract_on_truncations():
     cfg = config('env.collector_env_num=4', 'env.env_kwargs={max_episode_steps: 5}',
                  'collector.type=ray', 'collector.num_workers=2')
     policy = build_policy(cfg)
-    remote = RayCollector(cfg, policy.collect_mode, policy.device)
+    remote = build_ray_collector(cfg, policy.collect_mode, policy.device)
     try:
         remote.reset()
         sample = remote.collect(48)
@@ -174,7 +175,7 @@ def test_an_env_that_always_fails_to_reset_stops_after_bounded_retries():
     cfg = config(*FAULTY, f'env.env_kwargs={{max_episode_steps: 20, fail: reset_always, spare_pid: {os.getpid()}}}', 'collector.type=ray', 'collector.num_workers=1',
                  'collector.max_restarts=2', 'env.collector_env_num=1')
     policy = build_policy(cfg)
-    remote = RayCollector(cfg, policy.collect_mode, policy.device)
+    remote = build_ray_collector(cfg, policy.collect_mode, policy.device)
     try:
         with pytest.raises(WorkerError) as err:
             remote.reset()
@@ -227,8 +228,8 @@ def test_muzero_refuses_ray_collection():
 
 def test_workers_are_gone_after_close():
     cfg = config('collector.type=ray', 'collector.num_workers=1', 'env.collector_env_num=1')
-    remote = RayCollector(cfg, build_policy(cfg).collect_mode, torch.device("cpu"))
-    actor = remote.actors[0]
+    remote = build_ray_collector(cfg, build_policy(cfg).collect_mode, torch.device("cpu"))
+    actor = remote.pool.actors[0]
     remote.close()
     deadline = time.monotonic() + 60
     with pytest.raises(ray.exceptions.RayActorError):

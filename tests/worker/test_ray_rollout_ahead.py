@@ -8,10 +8,9 @@ import torch
 pytest.importorskip('ray')
 
 from tidal import serial_pipeline_onpolicy  # noqa: E402
-from tidal.base.nest import to_tensor  # noqa: E402
 from tidal.entry.setup import load_config  # noqa: E402
 from tidal.worker.builders import build_policy  # noqa: E402
-from tidal.worker.ray_collector import RayCollector  # noqa: E402
+from tidal.worker.ray_collector import build_ray_collector  # noqa: E402
 
 from whole_runs import Crash, crash_at_step, eval_rows  # noqa: E402  (tests/worker is on sys.path)
 
@@ -40,7 +39,7 @@ def perturb(policy, generator):
 def test_each_rollout_is_one_rollout_behind_and_carries_its_behaviour_log_probs():
     cfg = load_config('cartpole_ppo', 0, [*PPO, 'collector.mode=async'])
     policy = build_policy(cfg)
-    collector = RayCollector(cfg, policy.collect_mode, torch.device('cpu'), rollout_ahead=True)
+    collector = build_ray_collector(cfg, policy.collect_mode, torch.device('cpu'), rollout_ahead=True)
     generator = torch.Generator().manual_seed(0)
     try:
         collector.reset(seed=0)
@@ -62,7 +61,7 @@ def test_each_rollout_is_one_rollout_behind_and_carries_its_behaviour_log_probs(
 def test_a_rollout_asked_for_with_fewer_steps_is_cut_to_them():
     cfg = load_config('cartpole_ppo', 0, [*PPO, 'collector.mode=async'])
     policy = build_policy(cfg)
-    collector = RayCollector(cfg, policy.collect_mode, torch.device('cpu'), rollout_ahead=True)
+    collector = build_ray_collector(cfg, policy.collect_mode, torch.device('cpu'), rollout_ahead=True)
     try:
         collector.reset(seed=0)
         collector.collect(64)

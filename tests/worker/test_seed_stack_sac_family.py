@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tidal.base.nest import tree_leaves
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.sac_v import SACVPolicy
 
@@ -36,21 +37,9 @@ def cartpole_batch(generator):
                 truncated=torch.zeros(ROWS, dtype=torch.bool))
 
 
-def tensors_of(state, prefix=''):
+def tensors_of(state):
     """Every tensor of a nested learn state (model, target networks, temperature, optimizer moments) by path."""
-    if isinstance(state, torch.Tensor):
-        return {prefix: state}
-    if isinstance(state, dict):
-        found = {}
-        for key, value in state.items():
-            found.update(tensors_of(value, f'{prefix}.{key}' if prefix else str(key)))
-        return found
-    if isinstance(state, (list, tuple)):
-        found = {}
-        for index, value in enumerate(state):
-            found.update(tensors_of(value, f'{prefix}.{index}'))
-        return found
-    return {}
+    return {path: leaf for path, leaf in tree_leaves(state, sequences=True) if isinstance(leaf, torch.Tensor)}
 
 
 def assert_same_learn_state(alone, group, parts):

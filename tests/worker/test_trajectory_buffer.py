@@ -36,7 +36,7 @@ def test_get_reads_each_env_and_position_back_from_step_major_rows_across_extend
     assert batch['reward'].shape == (3, 9) and batch['obs'].shape == (3, 9, 2)
     assert torch.equal(batch['reward'], (100 * ALL_ENVS + torch.arange(9)).float())
     assert torch.equal(batch['obs'][2, 7], torch.tensor([2., 7.]))
-    assert buffer.current_position().tolist() == [9, 9, 9] and buffer.oldest_position().tolist() == [0, 0, 0]
+    assert buffer.current_position().tolist() == [9, 9, 9]  # and position 0 of every env was read back above
     assert len(buffer) == 27
 
 
@@ -44,7 +44,7 @@ def test_wraparound_overwrites_each_envs_oldest_positions_and_reading_them_raise
     buffer = TrajectoryBuffer(num_envs=3, capacity_per_env=5)
     for first, steps in ((0, 2), (2, 3), (5, 4)):
         buffer.extend(rows(first, steps))
-    assert buffer.oldest_position().tolist() == [4, 4, 4] and len(buffer) == 15
+    assert len(buffer) == 15
     reward = buffer.get(ALL_ENVS, torch.arange(4, 9))['reward']
     assert torch.equal(reward, (100 * ALL_ENVS + torch.arange(4, 9)).float())
     with pytest.raises(ReplayBufferError, match=r'^position 3 of env 1 is not stored \(overwritten\); '
@@ -52,9 +52,13 @@ def test_wraparound_overwrites_each_envs_oldest_positions_and_reading_them_raise
         buffer.get(torch.tensor([0, 1]), torch.tensor([4, 3]))
 
     buffer.extend(rows(9, 7))  # more steps than the capacity: only the newest 5 of each env survive
-    assert buffer.current_position().tolist() == [16, 16, 16] and buffer.oldest_position().tolist() == [11] * 3
+    assert buffer.current_position().tolist() == [16, 16, 16]
     reward = buffer.get(ALL_ENVS, torch.arange(11, 16))['reward']
     assert torch.equal(reward, (100 * ALL_ENVS + torch.arange(11, 16)).float())
+    for env in range(3):  # each env's oldest stored position is now 11
+        with pytest.raises(ReplayBufferError, match=rf'^position 10 of env {env} is not stored \(overwritten\); '
+                           rf'env {env} holds positions \[11, 16\)$'):
+            buffer.get(torch.tensor([env]), torch.tensor([10]))
 
 
 def test_uint8_and_nested_dict_columns_keep_dtype_and_leaf_shape():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 import numpy as np
 
@@ -35,7 +35,6 @@ class Collector(Protocol):
 
     env_step: int           # env steps collected so far, over all envs
     episodes: EpisodeStats  # episodes finished since the run last logged them
-    notify: Callable[[str], None]  # where events the user should see now (a restarted worker) go
 
     @property
     def num_envs(self) -> int: ...

@@ -3,10 +3,10 @@
 A run's config is one tree: `exp_name`, `seed`, `import_names`, and the `env`, `env_manager` and
 `policy` sections, each starting from the `config` defaults of the class its `type` names.
 """
-from tidal.config.comments import comments_for, config_comments
+from tidal.config.comments import config_comments
 from tidal.config.compiler import compile_config, default_exp_name
-from tidal.config.ding_imports import ding_stand_ins
-from tidal.config.formatter import format_config, format_run_config
+from tidal.config.ding import ding_stand_ins
+from tidal.config.formatter import comments_for, format_config, format_run_config
 from tidal.config.layered import ConfigLayers
 from tidal.config.loader import read_config, resolve_config_source, zoo_names
 from tidal.config.registration import install_registry_checks

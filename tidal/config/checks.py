@@ -13,8 +13,8 @@ import numbers
 from typing import Any, Mapping, Optional
 
 from tidal.config.rules import Rule, none_note
-from tidal.config.schema import FreeDict
 from tidal.config.tree import join_path
+from tidal.base.defaults import FreeDict
 from tidal.base.errors import ConfigError
 
 _LISTED_KEYS = 12

@@ -1,32 +1,22 @@
-"""The comments written next to the keys of a class's `config` defaults, read from its source.
+"""The comments written next to the keys of a class's `config` literal, read from the file it was defined in.
 
-A class's `config` literal is the one place its defaults are documented, so `tidal config show`
-reads the comments from there instead of keeping a second copy that could drift.
+A class's `config` literal is the one place its defaults are documented and their rules declared, so the
+comments are read from there instead of kept in a second copy that could drift. The file is parsed whole and
+the class found in it by its qualified name, so the line numbers of keys and comments are the file's own.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import io
 import linecache
-import textwrap
 import tokenize
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
-from tidal.config.defaults import RunConfig
-from tidal.config.model_args import model_args
 from tidal.config.tree import join_path
 from tidal.base.defaults import config_owners, own_config
-from tidal.base.errors import TidalError
-from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, policy_class
-
-_SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))
-_INFERRED = {
-    'policy.model.obs_shape': "(int > 0 or list[int > 0]) Observation shape; inferred from the env when not set, "
-                              "else checked against it.",
-    'policy.model.action_shape': "(int > 0 or list[int > 0]) Action shape (count if discrete); inferred from the "
-                                 "env when not set, else checked against it.",
-}
 
 
 def config_comments(cls: type, section: Optional[Mapping[str, Any]] = None) -> dict[str, str]:
@@ -40,78 +30,67 @@ def config_comments(cls: type, section: Optional[Mapping[str, Any]] = None) -> d
     return comments
 
 
-def comments_for(cfg: Mapping) -> dict[str, str]:
-    """Comments for every key of a compiled config, from the classes its types name."""
-    comments = config_comments(RunConfig)
-    for section, registry in _SECTIONS:
-        name = cfg.get(section, {}).get('type')
-        if name in registry:
-            cls = policy_class(name, cfg[section]) if registry is POLICY_REGISTRY else registry.get(name)
-            comments.update({join_path(section, path): text
-                             for path, text in config_comments(cls, cfg[section]).items()})
-    for path, text in _INFERRED.items():
-        comments.setdefault(path, text)
-    for key, text in _model_argument_comments(cfg).items():
-        comments.setdefault(f'policy.model.{key}', text)
-    return comments
-
-
-def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
-    """'(rule) Argument of model ...' for the `policy.model` keys the model's type hints give a rule."""
-    policy = cfg.get('policy', {})
-    if policy.get('type') not in POLICY_REGISTRY:
-        return {}
-    try:
-        args = model_args(policy_class(policy['type'], policy), policy['type'], dict(policy.get('model') or {}),
-                          policy)
-    except TidalError:
-        return {}
-    return {key: f"({rule.text}) Argument of model '{args.name}'." for key, rule in args.rules.items()}
-
-
 def own_comments(owner: type) -> dict[str, str]:
-    """Dotted key path -> comment of the `config` literal `owner` itself defines."""
-    try:
-        source = textwrap.dedent(_class_source(owner))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):  # defined interactively, or source not shipped
-        return {}
-    literal = _config_literal(tree)
-    if literal is None:
-        return {}
-    above, trailing = _comment_lines(source)
-    comments: dict[str, str] = {}
-    for path, line in _keys(literal, ''):
-        text = _comment_at(line, above, trailing)
-        if text:
-            comments[path] = text
-    return comments
-
-
-def _class_source(owner: type) -> str:
-    """The source of `owner`, found through the file its methods were compiled from where it has any.
-
-    `inspect.getsource` looks in the file of the module now registered under the class's module name,
-    which is another file once that name was reused (two `conftest` modules, a reloaded notebook module).
-    """
-    files = dict.fromkeys(function.__code__.co_filename for function in map(_function_of, vars(owner).values())
-                          if function is not None)
-    for path in files:
-        lines = linecache.getlines(path)
-        try:
-            node = _class_node(ast.parse(''.join(lines)), owner.__qualname__.split('.'))
-        except SyntaxError:
+    """Dotted key path -> comment of the `config` literal `owner` itself defines; {} where its source is not
+    to be had (a class made by `exec`, a module shipped without sources)."""
+    for path in _source_files(owner):
+        source = _parsed(''.join(linecache.getlines(path)))
+        node = None if source is None else _class_node(source.tree, owner.__qualname__.split('.'))
+        if source is None or node is None:
             continue
-        if node is not None:
-            first = min([node.lineno] + [decorator.lineno for decorator in node.decorator_list])
-            return ''.join(lines[first - 1:node.end_lineno])
-    return inspect.getsource(owner)
+        literal = _config_literal(node)
+        if literal is None:
+            return {}
+        found = ((key, _comment_at(line, source)) for key, line in _keys(literal, ''))
+        return {key: text for key, text in found if text}
+    return {}
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A parsed file: its syntax tree, and its comments by line (those on a line of their own apart)."""
+
+    tree: ast.Module
+    own_line: dict[int, str]
+    trailing: dict[int, str]
+
+
+def _source_files(owner: type) -> list[str]:
+    """The files `owner` may be defined in: those its methods were compiled from, then its module's. The
+    methods come first because a module name may since name another file (two `conftest` modules, a reloaded
+    notebook module)."""
+    files = [function.__code__.co_filename for function in map(_function_of, vars(owner).values())
+             if function is not None]
+    try:
+        files.append(inspect.getsourcefile(owner) or '')
+    except TypeError:  # a class of no file: made by exec, or of a built-in module
+        pass
+    return [path for path in dict.fromkeys(files) if path]
 
 
 def _function_of(member: Any) -> Optional[Any]:
     """The plain function behind a method, classmethod or staticmethod; None for anything else."""
     member = getattr(member, '__func__', member)
     return member if inspect.isfunction(member) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> Optional[_Source]:
+    """`text` parsed, with its comments; None for no text or text that is not Python."""
+    if not text:
+        return None
+    try:
+        tree = ast.parse(text)
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (SyntaxError, tokenize.TokenError):
+        return None
+    own_line: dict[int, str] = {}
+    trailing: dict[int, str] = {}
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            comments = own_line if token.line.strip().startswith('#') else trailing
+            comments[token.start[0]] = token.string.lstrip('#').strip()
+    return _Source(tree, own_line, trailing)
 
 
 def _class_node(tree: ast.AST, qualname: list[str]) -> Optional[ast.ClassDef]:
@@ -128,11 +107,8 @@ def _class_node(tree: ast.AST, qualname: list[str]) -> Optional[ast.ClassDef]:
     return scope if isinstance(scope, ast.ClassDef) else None
 
 
-def _config_literal(tree: ast.Module) -> Optional[ast.expr]:
-    """The value assigned to `config` in the body of the first class of `tree`."""
-    class_node = next((node for node in tree.body if isinstance(node, ast.ClassDef)), None)
-    if class_node is None:
-        return None
+def _config_literal(class_node: ast.ClassDef) -> Optional[ast.expr]:
+    """The value the class body assigns to `config`."""
     for statement in class_node.body:
         if isinstance(statement, ast.Assign):
             targets = statement.targets
@@ -170,25 +146,13 @@ def _is_dict_constructor(func: ast.expr) -> bool:
     return name.lower().endswith('dict')
 
 
-def _comment_lines(source: str) -> tuple[dict[int, str], dict[int, str]]:
-    """Comments on lines of their own, and comments after code, by line number."""
-    own_line: dict[int, str] = {}
-    trailing: dict[int, str] = {}
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            text = token.string.lstrip('#').strip()
-            line = token.start[0]
-            (own_line if token.line.strip().startswith('#') else trailing)[line] = text
-    return own_line, trailing
-
-
-def _comment_at(line: int, above: dict[int, str], trailing: dict[int, str]) -> str:
+def _comment_at(line: int, source: _Source) -> str:
     """The comment lines directly above `line` (no blank line between), then its trailing comment."""
     lines: list[str] = []
     previous = line - 1
-    while previous in above:
-        lines.insert(0, above[previous])
+    while previous in source.own_line:
+        lines.insert(0, source.own_line[previous])
         previous -= 1
-    if line in trailing:
-        lines.append(trailing[line])
+    if line in source.trailing:
+        lines.append(source.trailing[line])
     return '\n'.join(text for text in lines if text)

@@ -10,17 +10,17 @@ from typing import Any, Iterable, Mapping, Optional
 
 from easydict import EasyDict
 
+from tidal.config import ding
 from tidal.config.checks import checked_value, merge_checked
 from tidal.config.declared import check_declared, class_rules, rules_by_path
-from tidal.config.defaults import RunConfig, class_defaults, merge_defaults
-from tidal.config.ding_report import remember as remember_ding_mapping
-from tidal.config.dingcompat import translate
+from tidal.config.run_config import RunConfig
 from tidal.config.env_probe import env_name, probe_env
 from tidal.config.limits import check_collector, check_consistency, check_memory
 from tidal.config.model_args import (SHAPE_KEYS, check_model_keys, check_model_values,
                                      check_required_model_keys, model_args)
 from tidal.config.overrides import apply_override, parse_overrides
-from tidal.config.tree import as_dicts, lookup, shadowed_keys, to_plain
+from tidal.config.tree import as_dicts, shadowed_keys, to_plain, value_at
+from tidal.base.defaults import class_defaults, merge_defaults
 from tidal.base.errors import ConfigError, TidalError
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, feed_class, import_names, policy_class
 
@@ -48,8 +48,8 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     the model's shapes and steps once, so bad env arguments fail here, before a run folder exists;
     `infer_shapes=False` skips it (no shape inference, no env check).
     `seed` (the CLI's -s) wins over the config's `seed` key; with neither the seed is 0."""
-    # DI-engine's env types and keys become tidal's first; the run folder gets the table (see ding_report)
-    main, create, ding_mapping = translate(_section(main_config, 'main_config'),
+    # DI-engine's env types and keys become tidal's first; the run folder gets the table (tidal.config.ding)
+    main, create, ding_mapping = ding.translate(_section(main_config, 'main_config'),
                                            _section(create_config, 'create_config'), _model_accepts, _policy_family)
     create = merge_checked(_CREATE_SCHEMA, {}, create, 'create_config')
     parsed = parse_overrides(overrides)
@@ -107,7 +107,7 @@ def compile_config(main_config: dict, create_config: Optional[dict] = None, seed
     discrete = (env_info.get('action_space') or policy_cls.action_space_of(cfg['policy'])) == 'discrete'
     check_memory(cfg, env_name(cfg['env']), discrete, policy_cls)
     compiled = EasyDict(to_plain(cfg))
-    remember_ding_mapping(compiled, ding_mapping)
+    ding.remember(compiled, ding_mapping)
     return compiled
 
 
@@ -126,7 +126,7 @@ def default_exp_name(policy_type: str, env_cfg: dict) -> str:
 
 
 def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset]:
-    """The argument names of the model `policy_type` builds under `policy_section` (None: any), for dingcompat;
+    """The argument names of the model `policy_type` builds under `policy_section` (None: any), for tidal.config.ding;
     None too when the policy is unknown, whose error comes from the checks that follow."""
     if not _known_policy(policy_type, policy_section):
         return None
@@ -140,7 +140,7 @@ def _model_accepts(policy_type: str, policy_section: dict) -> Optional[frozenset
 
 
 def _policy_family(policy_type: str, policy_section: dict) -> frozenset:
-    """The registered names of `policy_type`'s class and its bases, for dingcompat's rules; the type alone when
+    """The registered names of `policy_type`'s class and its bases, for tidal.config.ding's rules; the type alone when
     it is unknown, whose error comes from the checks that follow."""
     if not _known_policy(policy_type, policy_section):
         return frozenset({policy_type}) if isinstance(policy_type, str) else frozenset()
@@ -168,7 +168,7 @@ def _layered(layers: list[dict], path: tuple[str, ...]) -> Any:
     """The value at `path` in the last layer that sets it."""
     found = None
     for layer in layers:
-        value = lookup(layer, path)
+        value = value_at(layer, path)
         if value is not None and value != '':
             found = value
     return found
@@ -197,7 +197,7 @@ def _module_union(layers: list[dict], path: tuple[str, ...]) -> list[str]:
     """Modules named at `path` in any layer, in order, each once: imports add up across layers."""
     modules: list[str] = []
     for layer in layers:
-        names = lookup(layer, path)
+        names = value_at(layer, path)
         if names is None:
             continue
         if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):

@@ -11,12 +11,9 @@ from typing import Any, Iterable, Mapping, Optional
 
 from tidal.config.comments import own_comments
 from tidal.config.rules import Rule, RuleSyntaxError, rule_of_comment
-from tidal.config.tree import join_path
+from tidal.config.tree import MISSING, join_path, value_at
 from tidal.base.defaults import config_owners, merge_defaults, own_config
 from tidal.base.errors import ConfigError
-
-#: What value_at returns for a path that is not in the tree.
-MISSING = object()
 
 
 def class_rules(cls: type, section: Optional[Mapping[str, Any]] = None) -> dict[str, Rule]:
@@ -36,7 +33,7 @@ def _owners_rules(owners: tuple[Any, ...]) -> dict[str, Rule]:
             rules.update(_own_rules(owner))
             defaults = merge_defaults(defaults, config)
     for path, rule in rules.items():
-        value = value_at(defaults, path)
+        value = value_at(defaults, path, MISSING)
         if value is MISSING:
             continue
         try:
@@ -77,19 +74,9 @@ def check_declared(cfg: Mapping, sections: Iterable[tuple[str, type]]) -> None:
         if not isinstance(section, Mapping):
             continue
         for path, rule in class_rules(cls, section).items():
-            value = value_at(section, path)
+            value = value_at(section, path, MISSING)
             if value is not MISSING:
                 rule.check(value, join_path(prefix, path))
-
-
-def value_at(tree: Any, path: str) -> Any:
-    """The value at a dotted path, or MISSING (None is a value)."""
-    node = tree
-    for key in path.split('.'):
-        if not isinstance(node, Mapping) or key not in node:
-            return MISSING
-        node = node[key]
-    return node
 
 
 def _name(cls: Any) -> str:

@@ -1,13 +1,55 @@
-"""A compiled config as commented YAML, for `tidal config show`."""
+"""A compiled config as commented YAML, for `tidal config show`: each key's comment from the class that
+declares it."""
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
+from tidal.config.comments import config_comments
+from tidal.config.model_args import model_args
+from tidal.config.run_config import RunConfig
 from tidal.config.saver import header_lines, split_config
 from tidal.config.tree import join_path, to_plain
 from tidal.config.yaml_io import format_scalar
+from tidal.base.errors import TidalError
+from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, policy_class
 
 _INDENT = '  '
+_SECTIONS = (('env', ENV_REGISTRY), ('env_manager', ENV_MANAGER_REGISTRY), ('policy', POLICY_REGISTRY))
+_INFERRED = {
+    'policy.model.obs_shape': "(int > 0 or list[int > 0]) Observation shape; inferred from the env when not set, "
+                              "else checked against it.",
+    'policy.model.action_shape': "(int > 0 or list[int > 0]) Action shape (count if discrete); inferred from the "
+                                 "env when not set, else checked against it.",
+}
+
+
+def comments_for(cfg: Mapping) -> dict[str, str]:
+    """Comments for every key of a compiled config, from the classes its types name."""
+    comments = config_comments(RunConfig)
+    for section, registry in _SECTIONS:
+        name = cfg.get(section, {}).get('type')
+        if name in registry:
+            cls = policy_class(name, cfg[section]) if registry is POLICY_REGISTRY else registry.get(name)
+            comments.update({join_path(section, path): text
+                             for path, text in config_comments(cls, cfg[section]).items()})
+    for path, text in _INFERRED.items():
+        comments.setdefault(path, text)
+    for key, text in _model_argument_comments(cfg).items():
+        comments.setdefault(f'policy.model.{key}', text)
+    return comments
+
+
+def _model_argument_comments(cfg: Mapping) -> dict[str, str]:
+    """'(rule) Argument of model ...' for the `policy.model` keys the model's type hints give a rule."""
+    policy = cfg.get('policy', {})
+    if policy.get('type') not in POLICY_REGISTRY:
+        return {}
+    try:
+        args = model_args(policy_class(policy['type'], policy), policy['type'], dict(policy.get('model') or {}),
+                          policy)
+    except TidalError:
+        return {}
+    return {key: f"({rule.text}) Argument of model '{args.name}'." for key, rule in args.rules.items()}
 
 
 def format_config(cfg: Mapping, comments: Optional[Mapping[str, str]] = None) -> str:

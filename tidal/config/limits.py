@@ -12,7 +12,7 @@ import math
 import os
 from typing import Any, Callable, Mapping, Optional
 
-from tidal.config.declared import MISSING, value_at
+from tidal.config.tree import value_at
 from tidal.base.errors import ConfigError
 from tidal.registry import feed_class
 
@@ -23,13 +23,13 @@ _UNITS = ('bytes', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB')
 
 def check_consistency(cfg: Mapping) -> None:
     """Keys that contradict each other, named with both values and the reason."""
-    buffer_size = _get(cfg, _BUFFER)
+    buffer_size = value_at(cfg, _BUFFER)
     for path, what in (('policy.random_collect_size', 'warm-up transitions beyond what the buffer holds '
                                                       'are overwritten before the first update'),
                        ('policy.collect.n_sample', 'a collector call would overwrite its own transitions '
                                                   'before any update sees them'),
                        ('policy.collect.unroll_len', 'no sequence that long fits in the buffer')):
-        value = _get(cfg, path)
+        value = value_at(cfg, path)
         if value is not None and buffer_size is not None and value > buffer_size:
             raise ConfigError(f'{path}={value} is larger than {_BUFFER}={buffer_size}: {what}')
 
@@ -77,7 +77,7 @@ def check_memory(cfg: Mapping, env_name: str, discrete: bool, policy_cls: Option
                  available: Optional[Callable[[], Optional[int]]] = None) -> None:
     """Refuse a replay buffer, batch or collector call whose transitions need more memory than is
     available now. Skipped where the shapes are unknown or the available memory cannot be read."""
-    model = _get(cfg, 'policy.model') or {}
+    model = value_at(cfg, 'policy.model') or {}
     obs_shape, action_shape = model.get('obs_shape'), model.get('action_shape')
     if obs_shape is None or action_shape is None:
         return
@@ -85,18 +85,18 @@ def check_memory(cfg: Mapping, env_name: str, discrete: bool, policy_cls: Option
     if free is None:
         return
     each = transition_bytes(obs_shape, action_shape, discrete)
-    unroll_len = _get(cfg, 'policy.collect.unroll_len') or 1
+    unroll_len = value_at(cfg, 'policy.collect.unroll_len') or 1
     # besides replay, a batch and a collection: what the policy's feed keeps (PPG's aux.interval rollouts)
     feed_rows = feed_class(policy_cls).memory_rows(cfg) if policy_cls is not None else {}
     replays = policy_cls is None or not feed_class(policy_cls).spec(cfg).on_policy  # on-policy feeds keep none
-    for path, transitions in ((_BUFFER, _get(cfg, _BUFFER) if replays else None),
-                              ('policy.learn.batch_size', _times(_get(cfg, 'policy.learn.batch_size'), unroll_len)),
-                              ('policy.collect.n_sample', _get(cfg, 'policy.collect.n_sample')),
-                              ('policy.random_collect_size', _get(cfg, 'policy.random_collect_size')),
+    for path, transitions in ((_BUFFER, value_at(cfg, _BUFFER) if replays else None),
+                              ('policy.learn.batch_size', _times(value_at(cfg, 'policy.learn.batch_size'), unroll_len)),
+                              ('policy.collect.n_sample', value_at(cfg, 'policy.collect.n_sample')),
+                              ('policy.random_collect_size', value_at(cfg, 'policy.random_collect_size')),
                               *feed_rows.items()):
         if transitions is None or transitions * each <= free:
             continue
-        value = _get(cfg, path)
+        value = value_at(cfg, path)
         steps = f' (sequences of {unroll_len} steps)' if path == 'policy.learn.batch_size' and unroll_len > 1 else ''
         raise ConfigError(f'{path}={value}{steps} needs about {format_bytes(transitions * each)} for {env_name} '
                           f'transitions ({each} bytes each), more than the {format_bytes(free)} of memory '
@@ -126,11 +126,6 @@ def format_bytes(count: float) -> str:
         count /= 1000
         unit += 1
     return f'{int(count)} bytes' if unit == 0 else f'{count:.1f} {_UNITS[unit]}'
-
-
-def _get(cfg: Mapping, path: str) -> Any:
-    value = value_at(cfg, path)
-    return None if value is MISSING else value
 
 
 def _times(count: Optional[int], factor: int) -> Optional[int]:

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
-from tidal.config.ding_imports import DingImportError, ding_stand_ins
+from tidal.config.ding import DingImportError, ding_stand_ins
 from tidal.config.tree import as_dicts
 from tidal.config.yaml_io import load_yaml
 from tidal.base.errors import ConfigError, TidalError

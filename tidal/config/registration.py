@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Mapping
 from tidal.base.defaults import FreeDict, merge_defaults
 from tidal.base.errors import ConfigError
 from tidal.config.comments import own_comments
-from tidal.config.rules import RuleSyntaxError, rule_of_comment
+from tidal.config.rules import opens_with_rule
 from tidal.config.tree import join_path
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY
 
@@ -55,17 +55,9 @@ def install_registry_checks() -> None:
 
 @functools.lru_cache(maxsize=None)
 def _ruled_paths(owner: type) -> frozenset[str]:
-    """The keys of `owner`'s own `config` literal whose comment starts with a rule; a malformed rule counts
+    """The keys of `owner`'s own `config` literal whose comment opens with a rule; a malformed rule counts
     (compiling a config names it, with the class and the key)."""
-    paths = set()
-    for path, comment in own_comments(owner).items():
-        try:
-            if rule_of_comment(comment) is None:
-                continue
-        except RuleSyntaxError:
-            pass
-        paths.add(path)
-    return frozenset(paths)
+    return frozenset(path for path, comment in own_comments(owner).items() if opens_with_rule(comment))
 
 
 def _leaf_keys(tree: Mapping, prefix: str) -> Iterator[tuple[str, Any]]:

@@ -51,11 +51,9 @@ class Bound:
     """What a number or string must satisfy beyond its type; `text` as written in the rule."""
 
     text: str
-    compare: Optional[str] = None  # '>', '>=', '<', '<='
-    limit: Number = 0
     low: Number = -math.inf
     high: Number = math.inf
-    closed: tuple[bool, bool] = (True, True)  # whether an interval includes low, high
+    closed: tuple[bool, bool] = (True, True)  # whether the interval includes low, high (`> 0`: (0, inf))
     choices: Optional[tuple[Any, ...]] = None
     pattern: Optional[str] = None
 
@@ -64,16 +62,13 @@ class Bound:
             return value in self.choices
         if self.pattern is not None:
             return re.fullmatch(self.pattern, value) is not None
-        if self.compare is not None:
-            return {'>': value > self.limit, '>=': value >= self.limit,
-                    '<': value < self.limit, '<=': value <= self.limit}[self.compare]
         above = value >= self.low if self.closed[0] else value > self.low
         below = value <= self.high if self.closed[1] else value < self.high
         return above and below
 
     def allows_infinity(self, value: float) -> bool:
         """An interval written to include -inf or inf lets that value through."""
-        if self.compare is not None or self.choices is not None:
+        if self.choices is not None:
             return False
         return (value == self.low and self.closed[0]) or (value == self.high and self.closed[1])
 
@@ -183,13 +178,19 @@ def none_note(value: Any, rule: Optional[Rule]) -> str:
     return ''
 
 
+def opens_with_rule(comment: str) -> bool:
+    """Whether `comment` opens with a parenthesis, where its key's rule is written."""
+    return comment.lstrip().startswith('(')
+
+
 def rule_of_comment(comment: str) -> Optional[Rule]:
     """The rule opening `comment`, None if the comment opens with no parenthesis; a RuleSyntaxError
     if the parenthesis holds no valid rule."""
-    text = comment.lstrip()
-    if not text.startswith('('):
+    if not opens_with_rule(comment):
         return None
-    rule, _ = _Parser(text, 1).rule_in_parentheses()
+    parser = _Parser(comment.lstrip(), 1)
+    rule = parser.rule(stop=(')',))
+    parser.take(')')
     return rule
 
 
@@ -254,11 +255,6 @@ class _Parser:
         raise RuleSyntaxError(f"{problem} at {at[:30]!r}" if at else f'{problem} at the end')
 
     # ----- grammar ---------------------------------------------------------------------------
-    def rule_in_parentheses(self) -> tuple[Rule, int]:
-        rule = self.rule(stop=(')',))
-        self.take(')')
-        return rule, self.end()
-
     def rule(self, stop: tuple[str, ...]) -> Rule:
         begin = self.start()
         alternatives = [self.alternative()]
@@ -304,8 +300,10 @@ class _Parser:
         begin = self.start()
         if token in ('>', '>=', '<', '<='):
             self.take()
-            limit = self.number()
-            return Bound(self.text[begin:self.end()].strip(), compare=token, limit=limit)
+            limit, text = self.number(), self.text[begin:self.end()].strip()
+            if token.startswith('>'):
+                return Bound(text, low=limit, closed=(token == '>=', False))
+            return Bound(text, high=limit, closed=(False, token == '<='))
         if token != 'in':
             return None
         self.take('in')

@@ -1,9 +1,10 @@
-"""Small helpers for nested config trees: dotted paths and conversion to plain Python values."""
+"""Small helpers for nested config trees: dotted paths (the one getter, `value_at`) and conversion to plain
+Python values."""
 from __future__ import annotations
 
 import copy
 import numbers
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, Union
 
 from tidal.base.errors import ConfigError
 
@@ -13,12 +14,17 @@ def join_path(prefix: str, key: Any) -> str:
     return f'{prefix}.{key}' if prefix else str(key)
 
 
-def lookup(tree: Any, path: Sequence[str]) -> Any:
-    """The value at `path`, or None when any step is missing or not a mapping."""
+#: A `default` for `value_at` that tells a missing key from one set to None.
+MISSING: Any = object()
+
+
+def value_at(tree: Any, path: Union[str, Sequence[str]], default: Any = None) -> Any:
+    """The value at a dotted path ('policy.learn.batch_size') or a sequence of keys; `default` when any step is
+    missing or not a mapping."""
     node = tree
-    for key in path:
+    for key in path.split('.') if isinstance(path, str) else path:
         if not isinstance(node, Mapping) or key not in node:
-            return None
+            return default
         node = node[key]
     return node
 

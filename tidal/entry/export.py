@@ -16,10 +16,11 @@ import numpy as np
 import torch
 from easydict import EasyDict
 
-from tidal.base.errors import CheckpointError, ConfigError, TidalError
+from tidal.base.errors import ConfigError, TidalError
 from tidal.base.nest import concat, to_tensor, tree_map
 from tidal.config import read_config
 from tidal.entry.export_files import FORMATS, ExportedFile, require_onnx, write_exported
+from tidal.entry.policy import build_policy
 from tidal.entry.setup import load_config
 from tidal.envs.action_bounds import ActionBounds, action_bounds
 from tidal.models.acting import ActingNetwork, CastObservation, EnvActionScale, WithEnvActions
@@ -27,7 +28,7 @@ from tidal.policies.base import Policy
 from tidal.policies.common import split_action_mask
 from tidal.registry import ENV_REGISTRY
 from tidal.rl_utils.normalizer import FrozenNormalizer
-from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
+from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, configure_torch, set_seed
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.run_groups import run_checkpoint
 

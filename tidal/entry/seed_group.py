@@ -31,7 +31,8 @@ from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.base.stages import LearnPlan
 from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_summary
-from tidal.entry.run import LATEST, Run, RunInterrupted, run_header
+from tidal.entry.run import Run, RunInterrupted, run_header
+from tidal.entry.run_checkpoints import LATEST
 from tidal.envs.numpy_cartpole import unsupported as unsupported_by_numpy
 from tidal.policies.base import Policy
 from tidal.registry import policy_class

@@ -12,7 +12,7 @@ from easydict import EasyDict
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.config import save_config
-from tidal.config.ding_report import write_ding_mapping
+from tidal.config.ding import write_ding_mapping
 from tidal.config.layered import ConfigInput, load_layered
 from tidal.worker.logger import write_summary
 

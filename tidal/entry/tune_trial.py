@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from tidal.base.errors import TidalError
-from tidal.config.declared import value_at
+from tidal.config.tree import MISSING, value_at
 from tidal.config.layered import ConfigInput, load_layered
 from tidal.config.search_space import Param, SearchSpace
 from tidal.config.yaml_io import format_scalar
@@ -96,7 +96,7 @@ def starting_values(space: SearchSpace, cfg: Any) -> dict[str, Any]:
     only if it found one."""
     values: dict[str, Any] = {}
     for param in space:
-        node = value_at(cfg, param.key)
+        node = value_at(cfg, param.key, MISSING)
         if isinstance(node, tuple):
             node = list(node)
         if param.kind == 'categorical':

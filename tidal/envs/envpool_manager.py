@@ -14,7 +14,7 @@ episodes (`EnvManager.restore` returns False with the reason).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np

@@ -37,8 +37,3 @@ class TargetNetwork(nn.Module):
         torch._foreach_lerp_(self._target_params, self._online_params, tau)
         for target_buf, online_buf in zip(self.net.buffers(), self._online[0].buffers()):
             target_buf.copy_(online_buf)
-
-    @torch.no_grad()
-    def hard_update(self) -> None:
-        """Copy the online network's parameters exactly."""
-        self.update(1.0)

@@ -6,7 +6,7 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Protocol
 
 import torch
 import torch.nn as nn
@@ -24,6 +24,14 @@ from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
+
+
+class Stateful(Protocol):
+    """A part of the learn state a checkpoint keeps: a module, an optimizer, a temperature, an update count."""
+
+    def state_dict(self) -> Any: ...
+
+    def load_state_dict(self, state: Any) -> Any: ...
 
 
 class Policy:
@@ -335,21 +343,33 @@ class Policy:
         raise NotImplementedError
 
     def _monitor_vars_learn(self) -> list[str]:
+        """The names every update returns: logged first, watched for NaN and inf, and required of the first one."""
         return []
 
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {'model': self._model.state_dict()}
+    def _learn_state(self) -> dict[str, Stateful]:
+        """What a checkpoint keeps of the learn mode besides `weights()` (the networks and running statistics), each
+        under its checkpoint key: target networks, temperatures, optimizers, update counts. The learn state dict,
+        its loading and the optimizers to average over learner processes all follow from it."""
+        return {}
 
-    def _load_state_dict_learn(self, state_dict: dict[str, Any]) -> None:
-        self._model.load_state_dict(state_dict['model'])
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {**self.weights(), **{key: part.state_dict() for key, part in self._learn_state().items()}}
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        self.load_weights(state)
+        for key, part in self._learn_state().items():
+            part.load_state_dict(state[key])
 
     def _reset_learn(self) -> None:
         pass
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        """Every optimizer an update steps, for gradient averaging over learner processes (DDP)."""
-        raise NotImplementedError(f'{type(self).__name__} must list its optimizers (_optimizers_learn) to train '
-                                  f'with several learner processes')
+        """Every optimizer of the learn state (`_learn_state`), for gradient averaging over learner processes (DDP)."""
+        optimizers = [part for part in self._learn_state().values() if isinstance(part, torch.optim.Optimizer)]
+        if not optimizers:
+            raise NotImplementedError(f'{type(self).__name__} must list its optimizers (_learn_state) to train '
+                                      f'with several learner processes')
+        return optimizers
 
     # ----- collect mode ----------------------------------------------------------------------
     def _init_collect(self) -> None:

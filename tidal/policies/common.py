@@ -1,27 +1,23 @@
 """Small pieces the policies share: optimizer construction and stepping, batch access.
 
 Every optimizer step of a policy goes through `optimizer_step` or `clipped_step`: after the backward
-pass they first run the gradient synchronisation registered for that optimizer (`set_gradient_sync`;
-under several learner processes `tidal.worker.distributed` registers the average over the ranks), so
-that clipping and the logged gradient norm see the gradient of the whole batch. A single process
-registers nothing and pays one dict look-up per step.
+pass they first run the gradient synchronisation registered for that optimizer
+(`tidal.base.gradient_sync`; under several learner processes `tidal.worker.distributed` registers the
+average over the ranks), so that clipping and the logged gradient norm see the gradient of the whole
+batch. A single process registers nothing and pays one dict look-up per step.
 """
 from __future__ import annotations
 
 import math
-import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import torch
 
+from tidal.base.gradient_sync import sync_gradients
 from tidal.base.stages import LearnPlan
 from tidal.policies.compiled import CompiledUpdate
 from tidal.rl_utils.td import nstep_return
-
-GradientSync = Callable[[torch.optim.Optimizer], None]
-
-_gradient_syncs: weakref.WeakKeyDictionary[torch.optim.Optimizer, GradientSync] = weakref.WeakKeyDictionary()
 
 
 def adam(params: Iterable[Any], lr: float, betas: Sequence[float] = (0.9, 0.999), eps: float = 1e-8
@@ -33,22 +29,25 @@ def adam(params: Iterable[Any], lr: float, betas: Sequence[float] = (0.9, 0.999)
     return torch.optim.Adam(list(params), lr=lr, betas=(float(betas[0]), float(betas[1])), eps=eps, fused=True)
 
 
-def set_gradient_sync(optimizer: torch.optim.Optimizer, sync: Optional[GradientSync]) -> None:
-    """Make every step of `optimizer` through these helpers first call `sync(optimizer)`, between the
-    backward pass and clipping (None: no synchronisation)."""
-    if sync is None:
-        _gradient_syncs.pop(optimizer, None)
-    else:
-        _gradient_syncs[optimizer] = sync
+class UpdateCount:
+    """How many updates a policy has made (the clock of its target copies or delayed steps), kept by its
+    checkpoint as a 0-d tensor."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def state_dict(self) -> torch.Tensor:
+        return torch.tensor(self.value)
+
+    def load_state_dict(self, state: torch.Tensor) -> None:
+        self.value = int(state)
 
 
 def _backward_and_sync(optimizer: torch.optim.Optimizer, loss: torch.Tensor,
                        gradient: Optional[torch.Tensor]) -> None:
     optimizer.zero_grad(set_to_none=True)
     loss.backward(gradient)
-    sync = _gradient_syncs.get(optimizer)
-    if sync is not None:
-        sync(optimizer)
+    sync_gradients(optimizer)
 
 
 def optimizer_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor,

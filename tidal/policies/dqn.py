@@ -20,8 +20,8 @@ from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork, MaskedArgmax
-from tidal.policies.base import Policy
-from tidal.policies.common import (adam, bootstrap_mask, run_plan, sample_categorical, sample_weight,
+from tidal.policies.base import Policy, Stateful
+from tidal.policies.common import (UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical, sample_weight,
                                    split_action_mask, td_reward)
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import epsilon_at, gather_action, masked_logits, td_target
@@ -83,7 +83,7 @@ class DQNPolicy(Policy):
         self._gamma = self._cfg.discount_factor
         self._optimizer = adam(self._model.parameters(), learn.learning_rate)
         self._target = TargetNetwork(self._model)
-        self._updates = 0  # updates made: the clock of the target network's copies
+        self._updates = UpdateCount()  # the clock of the target network's copies
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch, self._compiled)
@@ -120,11 +120,11 @@ class DQNPolicy(Policy):
         return gather_action(next_q, masked_logits(chooser, next_mask).argmax(dim=-1))
 
     def _update_target(self) -> None:
-        self._updates += 1
+        self._updates.value += 1
         freq = self._cfg.learn.target_update_freq
         if not freq:
             self._target.update(self._cfg.learn.target_theta)
-        elif self._updates % freq == 0:
+        elif self._updates.value % freq == 0:
             self._target.update(1.0)
 
     def stacked_modules(self) -> dict[str, torch.nn.Module]:
@@ -133,18 +133,8 @@ class DQNPolicy(Policy):
     def _monitor_vars_learn(self) -> list[str]:
         return ['total_loss', 'q_value', 'target_q_value', 'td_error']
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._optimizer]
-
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {'model': self._model.state_dict(), 'target': self._target.net.state_dict(),
-                'optimizer': self._optimizer.state_dict(), 'updates': torch.tensor(self._updates)}
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self._model.load_state_dict(state['model'])
-        self._target.net.load_state_dict(state['target'])
-        self._optimizer.load_state_dict(state['optimizer'])
-        self._updates = int(state['updates'])
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {'target': self._target.net, 'optimizer': self._optimizer, 'updates': self._updates}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _init_collect(self) -> None:

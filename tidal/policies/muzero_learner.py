@@ -25,7 +25,7 @@ from tidal.base.modes import TrajectoryStore
 from tidal.mcts import SearchConfig, search, visit_policy
 from tidal.models.muzero import MuZeroModel, MuZeroOutput, MuZeroTargets
 from tidal.models.target import TargetNetwork
-from tidal.policies.common import adam, split_action_mask, stage_step
+from tidal.policies.common import split_action_mask, stage_step
 from tidal.policies.compiled import CompiledUpdate
 from tidal.rl_utils.horizon import linear_td_steps
 from tidal.rl_utils.unroll import scale_gradient, unrolled_value_targets

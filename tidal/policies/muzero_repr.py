@@ -26,14 +26,14 @@ from easydict import EasyDict
 
 from tidal.base.device import policy_device
 from tidal.base.errors import ConfigError
-from tidal.base.modes import EnvLayout, ModelUpdates, ReprView, Timestep, TrajectoryStore
-from tidal.mcts import SearchConfig
+from tidal.base.modes import EnvLayout, ReprView, Timestep
 from tidal.models.acting import ActingNetwork, Encoded
 from tidal.models.muzero import MuZeroModel
 from tidal.policies import discrete_sac, ppo, sac  # noqa: F401 -- registers the policies of RL_TYPES
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, split_action_mask, optimizer_step
-from tidal.policies.muzero_learner import RepresentationLearner, RepresentationOptions, search_config
+from tidal.policies.common import split_action_mask
+from tidal.policies.muzero_learner import RepresentationOptions, search_config
+from tidal.policies.muzero_repr_training import ModelSteps, ReprTraining
 from tidal.registry import POLICY_REGISTRY
 
 RL_TYPES = ('ppo', 'discrete_sac', 'sac')  # the policies that can learn on the latent
@@ -143,8 +143,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         inner_cfg.model.obs_shape = policy_cfg.repr.model.latent_size
         self._inner = inner_cls(inner_cfg, model, enable_field)
         self._collect_latent: Optional[tuple[Any, Any]] = None  # (obs, encoded obs) of the latest action
-        self._collected: list[dict[str, Any]] = []  # raw steps for the model's replay, until the feed takes them
-        self._model_updates: Optional[ModelUpdates] = None  # the feed's, once it schedules them
+        self._model_steps = ModelSteps(self._repr_model)  # raw steps for the model's replay
         super().__init__(policy_cfg, nn.ModuleDict({'repr': self._repr_model, 'rl': self._inner.model}), enable_field)
 
     @property
@@ -152,15 +151,12 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         """The held policy (`rl_type`), which acts and learns on the latent."""
         return self._inner
 
-    @property
-    def repr_model(self) -> MuZeroModel:
-        return self._repr_model
-
     def extra_views(self) -> dict[str, Any]:
         """The held policy's views and 'repr': what the 'repr' feed needs to keep the model's replay and
         schedule its updates."""
-        view = ReprView(replay_seed=self._buffer_seed, collected=self._take_collected, make_batch=self._model_batch,
-                        train=self._train_model, schedule=self._schedule)
+        training = self._training
+        view = ReprView(replay_seed=self._buffer_seed, collected=self._model_steps.take, make_batch=training.make_batch,
+                        train=training.train, schedule=training.schedule)
         return {**self._inner.extra_views(), 'repr': view}
 
     # ----- encoding --------------------------------------------------------------------------
@@ -177,100 +173,45 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._rl_learn = self._inner.learn_mode
-        repr_cfg = self._cfg.repr
         seed = int(torch.randint(2**62, ()))  # from the run's seeded generator: the same run, the same samples
-        self._learner = RepresentationLearner(self._repr_model, repr_cfg, self._repr_search_config(), self._device,
-                                              seed, self._compiled)
-        self._encoder_optimizer = (adam(self._repr_model.representation.parameters(), repr_cfg.learning_rate)
-                                   if repr_cfg.encoder_grad else None)
-        self._learn_calls = 0
-        # the values of the latest model updates (their mean), reported with every update: the finite guard and
-        # the logs fix their keys at the first update, which comes before the model's first one (0 until then)
-        self._repr_info = {name: torch.zeros((), device=self._device) for name in self._repr_monitor_vars()}
-        # the values of the model updates made since the last learn update: those of this one's schedule, or
-        # those the feed made after its last step (repr.training.interval_unit='train_iter')
-        self._unreported: list[dict[str, torch.Tensor]] = []
-
-    def _repr_search_config(self) -> SearchConfig:
-        return search_config(self._cfg.search, self._cfg.repr.discount_factor)
+        search_cfg = search_config(self._cfg.search, self._cfg.repr.discount_factor)
+        self._training = ReprTraining(self._repr_model, self._cfg.repr, search_cfg, self._device, seed,
+                                      self._compiled)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         # 1. the held policy's update on the latents of the batch, encoded by the current h
         inner_batch = dict(batch)
         if 'next_obs' in batch:  # s' only enters targets: never a path into h
             inner_batch['next_obs'] = self._encoded(batch['next_obs'])
-        if self._encoder_optimizer is None:
+        if self._training.encoder_optimizer is None:
             inner_batch['obs'] = self._encoded(batch['obs'])
             info = self._rl_learn.forward(inner_batch)
         else:
-            # h runs once; the held policy sees a leaf copy of s, whose gradient sums over all its backward
-            # passes (SAC's critic and actor losses), and that sum then flows through h in one step
+            # h runs once; the held policy sees a leaf copy of s, whose gradient flows through h in one step
             _, latent = self._encode(batch['obs'], grad=True)
             leaf = latent.detach().requires_grad_(True)
             inner_batch['obs'] = with_observation(batch['obs'], leaf)
             info = self._rl_learn.forward(inner_batch)
-            if leaf.grad is not None:
-                optimizer_step(self._encoder_optimizer, latent, leaf.grad)
-        # 2. the MuZero model's own updates that the feed's schedule makes due now (interval_unit='learn_update';
-        # with 'train_iter' the feed makes them after its step), then the values of those made since the last
-        # learn update, to be logged and guarded with this one
-        self._learn_calls += 1
-        if self._model_updates is not None:
-            self._model_updates(self._learn_calls)
-        if self._unreported:
-            self._repr_info = {f'repr_{name}': torch.stack([each[name] for each in self._unreported]).mean()
-                               for name in self._learner.monitor_vars()}
-            self._unreported = []
-        info.update(self._repr_info)
+            self._training.step_encoder(latent, leaf)
+        # 2. the MuZero model's own updates due now, and the values of those not yet reported
+        self._training.after_learn_update(info)
         return info
-
-    def _schedule(self, updates: ModelUpdates) -> None:
-        self._model_updates = updates
-
-    def _model_batch(self, store: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor) -> dict[str, Any]:
-        """The model's batch (targets, reanalyze) for the unrolls from the sampled starts of its replay."""
-        batch = self._learner.make_batch(store, env_ids, positions)
-        batch['obs'] = split_action_mask(batch['obs'])[0]
-        return batch
-
-    def _train_model(self, batch: dict[str, Any], weight: Optional[torch.Tensor]) -> dict[str, torch.Tensor]:
-        """One update of MuZero's loss; its loss terms and a 'priority' per sample. Its monitored values are
-        reported with the next learn update."""
-        info = self._learner.train(batch, weight=weight)
-        self._unreported.append({name: info[name] for name in self._learner.monitor_vars()})
-        return info
-
-    def _repr_monitor_vars(self) -> list[str]:
-        return [f'repr_{name}' for name in self._learner.monitor_vars()]
 
     def _monitor_vars_learn(self) -> list[str]:
-        return self._rl_learn.monitor_vars() + self._repr_monitor_vars()
+        return self._rl_learn.monitor_vars() + self._training.monitor_vars()
 
     def _state_dict_learn(self) -> dict[str, Any]:
-        state = self._rl_learn.state_dict()
-        state.update(repr=self._learner.state_dict(), repr_learn_calls=self._learn_calls,
-                     repr_info={name: value.detach().cpu() for name, value in self._repr_info.items()},
-                     repr_unreported=[{name: value.cpu() for name, value in each.items()} for each in self._unreported])
-        if self._encoder_optimizer is not None:
-            state['encoder_optimizer'] = self._encoder_optimizer.state_dict()
-        return state
+        return {**self._rl_learn.state_dict(), **self._training.state_dict()}
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         self._rl_learn.load_state_dict(state)
-        self._learner.load_state_dict(state['repr'])
-        self._learn_calls = int(state['repr_learn_calls'])
-        self._repr_info = {name: value.to(self._device) for name, value in state['repr_info'].items()}
-        self._unreported = [{name: value.to(self._device) for name, value in each.items()}
-                            for each in state['repr_unreported']]
-        if self._encoder_optimizer is not None:
-            self._encoder_optimizer.load_state_dict(state['encoder_optimizer'])
+        self._training.load_state_dict(state)
 
     def _reset_learn(self) -> None:
         self._rl_learn.reset()
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        encoder = [] if self._encoder_optimizer is None else [self._encoder_optimizer]
-        return [*self._rl_learn.optimizers(), self._learner.optimizer, *encoder]
+        return [*self._rl_learn.optimizers(), *self._training.optimizers()]
 
     def running_statistics(self) -> dict[str, Any]:
         return self._inner.running_statistics()
@@ -309,39 +250,18 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         columns['obs'] = obs
         if 'next_obs' in columns:
             columns['next_obs'] = timestep.next_obs
-        # for the model's replay (set aside by _get_train_sample): the env's reward, which the held policy
-        # may scale, and V(final obs) where an episode was cut off
-        columns['repr_reward'] = timestep.reward.to(torch.float32)
-        columns['repr_bootstrap_value'] = self._truncation_values(timestep)
+        columns.update(self._model_steps.columns(timestep))
         return columns
-
-    @torch.no_grad()
-    def _truncation_values(self, timestep: Timestep) -> torch.Tensor:
-        """The model's V(final obs) [N] where an episode was truncated, else 0."""
-        value = torch.zeros(timestep.reward.shape[0], device=timestep.reward.device)
-        cut = timestep.truncated
-        if bool(cut.any()):
-            final, _ = split_action_mask(timestep.next_obs)
-            value[cut] = self._repr_model.value(self._repr_model.initial_inference(final[cut]))
-        return value
 
     def _get_train_sample(self, transitions: dict[str, Any], layout: EnvLayout) -> dict[str, Any]:
         """The raw steps are set aside for the model's replay (the 'repr' view's `collected`); the held policy
         makes its samples from the latents, which are then swapped back for the raw observations."""
-        self._collected.append({
-            'obs': transitions['obs'], 'action': transitions['action'], 'reward': transitions.pop('repr_reward'),
-            'terminated': transitions['terminated'], 'truncated': transitions['truncated'],
-            'bootstrap_value': transitions.pop('repr_bootstrap_value'),
-        })
+        self._model_steps.set_aside(transitions)
         raw = {key: transitions[key] for key in ('obs', 'next_obs') if key in transitions}
         transitions.update({key: self._encoded(value) for key, value in raw.items()})
         sample = self._rl_collect.get_train_sample(transitions, layout)
         sample.update({key: value for key, value in raw.items() if key in sample})
         return sample
-
-    def _take_collected(self) -> list[dict[str, Any]]:
-        taken, self._collected = self._collected, []
-        return taken
 
     def _reset_collect(self, env_ids: Optional[Iterable[int]] = None) -> None:
         self._rl_collect.reset(env_ids)

@@ -21,7 +21,7 @@ from torch.distributions import Distribution
 from tidal.base.modes import ActingSteps, EnvLayout, Timestep, no_draw
 from tidal.base.nest import leading_dim, tree_map
 from tidal.models.acting import ActingNetwork, HeadMode
-from tidal.policies.base import MODES, Policy
+from tidal.policies.base import MODES, Policy, Stateful
 from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.rl_utils import gae
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
@@ -121,16 +121,9 @@ class OnPolicyActorCritic(Policy):
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch, self._compiled)
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._optimizer]
-
-    def _state_dict_learn(self) -> dict[str, Any]:
+    def _learn_state(self) -> dict[str, Stateful]:
         # the weights hold the statistics; each env's running return is collect state
-        return {**self.weights(), 'optimizer': self._optimizer.state_dict()}
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self.load_weights(state)
-        self._optimizer.load_state_dict(state['optimizer'])
+        return {'optimizer': self._optimizer}
 
     def running_statistics(self) -> dict[str, RunningMeanStd]:
         """The observation and return statistics that acting updates and every mode reads."""
@@ -172,10 +165,10 @@ class OnPolicyActorCritic(Policy):
         bootstrap_value = torch.zeros_like(reward)
         if bool(cut.any()):
             bootstrap_value[cut] = self._value_of(tree_map(lambda x: x[cut], timestep.next_obs))
-        self._next_obs = timestep.next_obs  # the rollout's last step bootstraps from it
         return {
             'obs': policy_output['obs'], 'action': policy_output['action'], 'reward': reward,
             'terminated': timestep.terminated, 'truncated': timestep.truncated, 'bootstrap_value': bootstrap_value,
+            'next_obs': timestep.next_obs,  # the rollout's last step bootstraps from it
         }
 
     @torch.no_grad()
@@ -193,8 +186,8 @@ class OnPolicyActorCritic(Policy):
         return transitions
 
     def _rollout_td(self, transitions: dict[str, Any], layout: EnvLayout) -> RolloutTD:
-        """What GAE reads of a rollout, its columns taken out of `transitions`; the rows keep the behaviour's
-        `log_prob` of their actions."""
+        """What GAE reads of a rollout, its columns taken out of `transitions` (`next_obs` too, of which only the
+        last step's is read); the rows keep the behaviour's `log_prob` of their actions."""
         steps, envs = layout.steps, layout.num_envs
 
         def grid(key: str) -> torch.Tensor:
@@ -206,12 +199,13 @@ class OnPolicyActorCritic(Policy):
             transitions['log_prob'] = dist.log_prob(transitions['action'])
         value = value.reshape(steps, envs)
         reward, bootstrap_value = grid('reward'), grid('bootstrap_value')
+        last_next_obs = tree_map(lambda x: x[-envs:], transitions.pop('next_obs'))
         terminated, truncated = grid('terminated'), grid('truncated')
         if self._cfg.learn.ignore_done:
             truncated, terminated = truncated | terminated, torch.zeros_like(terminated)
         # V(s_{t+1}): the next row of the same env, V(final obs) where an episode was cut off, and past the
         # rollout's end the value of the obs the collector acts on next
-        next_value = torch.cat([value[1:], self._value_of(self._next_obs).reshape(1, envs)])
+        next_value = torch.cat([value[1:], self._value_of(last_next_obs).reshape(1, envs)])
         next_value = torch.where(truncated, bootstrap_value, next_value)
         return RolloutTD(reward, value, next_value, terminated, terminated | truncated)
 

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.distributions import Distribution
 
+from tidal.policies.base import Stateful
 from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.base.modes import LearnView
@@ -115,9 +116,5 @@ class PPGPolicy(PPOPolicy):
     def stacked_modules(self) -> dict[str, torch.nn.Module]:
         return {**super().stacked_modules(), 'old_model': self._old_model}
 
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {**super()._state_dict_learn(), 'aux_optimizer': self._aux_optimizer.state_dict()}
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        super()._load_state_dict_learn(state)
-        self._aux_optimizer.load_state_dict(state['aux_optimizer'])
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {**super()._learn_state(), 'aux_optimizer': self._aux_optimizer}

@@ -22,6 +22,7 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.base.modes import ActingSteps, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight, td_reward
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
@@ -155,9 +156,6 @@ class SACPolicy(MaxEntropyActorCritic):
         """Extra values a variant measures on the per-sample policy loss before the actor step."""
         return {}
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._optimizer_q, self._optimizer_policy]
-
     def _monitor_vars_learn(self) -> list[str]:
         names = ['critic_loss', 'policy_loss', 'alpha', 'td_error', 'q_value', 'target_q_value', 'entropy']
         if self._cfg.model.get('twin_critic', True):
@@ -166,23 +164,10 @@ class SACPolicy(MaxEntropyActorCritic):
             names.append('alpha_loss')
         return names
 
-    def _state_dict_learn(self) -> dict[str, Any]:
-        state = {
-            **self.weights(),  # the model and the reward statistics (normalize.reward)
-            **{name: target.net.state_dict() for name, target in self._target_networks().items()},
-            'temperature': self._temperature.state_dict(),
-            'optimizer_q': self._optimizer_q.state_dict(),
-            'optimizer_policy': self._optimizer_policy.state_dict(),
-        }
-        return state
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self.load_weights(state)
-        for name, target in self._target_networks().items():
-            target.net.load_state_dict(state[name])
-        self._temperature.load_state_dict(state['temperature'])
-        self._optimizer_q.load_state_dict(state['optimizer_q'])
-        self._optimizer_policy.load_state_dict(state['optimizer_policy'])
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {**{name: target.net for name, target in self._target_networks().items()},
+                'temperature': self._temperature, 'optimizer_q': self._optimizer_q,
+                'optimizer_policy': self._optimizer_policy}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:

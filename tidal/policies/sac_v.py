@@ -14,6 +14,7 @@ import torch
 from tidal.base.errors import ConfigError
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
+from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, sample_weight, td_reward
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
@@ -99,15 +100,8 @@ class SACVPolicy(SACPolicy):
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, discount, weight)
         return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [*super()._optimizers_learn(), self._optimizer_value]
-
     def _monitor_vars_learn(self) -> list[str]:
         return [*super()._monitor_vars_learn(), 'value_loss', 'v_value', 'target_v_value']
 
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {**super()._state_dict_learn(), 'optimizer_value': self._optimizer_value.state_dict()}
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        super()._load_state_dict_learn(state)
-        self._optimizer_value.load_state_dict(state['optimizer_value'])
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {**super()._learn_state(), 'optimizer_value': self._optimizer_value}

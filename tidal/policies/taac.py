@@ -20,6 +20,7 @@ from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
 from tidal.models.taac import keep_or_switch_values, switch_from_exponentials
 from tidal.base.device import policy_device
 from tidal.base.stages import LearnPlan, LossStage
+from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, run_plan
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
@@ -281,9 +282,6 @@ class TAACPolicy(MaxEntropyActorCritic):
         logits = switch_logits(q[:, 0].detach(), q[:, 1].detach(), switch_alpha, self._advantage_clip)
         return TwoStage(action, log_prob, kept, new, q, logits)
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._optimizer]
-
     def _monitor_vars_learn(self) -> list[str]:
         names = ['critic_loss', 'policy_loss', 'alpha', 'switch_alpha', 'q_value', 'target_q_value', 'td_error',
                  'entropy', 'switch_entropy', 'switch_prob', 'advantage', 'train_switch_rate',
@@ -294,11 +292,9 @@ class TAACPolicy(MaxEntropyActorCritic):
             names.append('alpha_loss')
         return names
 
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {
-            **self.weights(), 'target_critic': self._target_critic.net.state_dict(),
-            'temperature': self._temperature.state_dict(), 'optimizer': self._optimizer.state_dict(),
-        }
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {'target_critic': self._target_critic.net, 'temperature': self._temperature,
+                'optimizer': self._optimizer}
 
     def weights(self) -> dict[str, Any]:
         """The networks, the reward statistics (normalize.reward) and the switch temperature, which collection
@@ -310,12 +306,6 @@ class TAACPolicy(MaxEntropyActorCritic):
         and evaluation sample with."""
         super().load_weights(state)
         self._switch_temperature.load_state_dict(state['switch_temperature'])
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self.load_weights(state)
-        self._target_critic.net.load_state_dict(state['target_critic'])
-        self._temperature.load_state_dict(state['temperature'])
-        self._optimizer.load_state_dict(state['optimizer'])
 
     # ----- collect and eval: each env follows its trajectory until the switch says otherwise --------
     def _init_collect(self) -> None:

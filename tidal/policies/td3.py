@@ -21,8 +21,8 @@ from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork
-from tidal.policies.base import Policy
-from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight, td_reward
+from tidal.policies.base import Policy, Stateful
+from tidal.policies.common import UpdateCount, adam, bootstrap_mask, run_plan, sample_weight, td_reward
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import noisy_action, v_1step_td_error
 
@@ -86,7 +86,7 @@ class DDPGPolicy(Policy):
         self._optimizer_actor = adam(self._model.actor_parameters(), learn.learning_rate_actor)
         self._optimizer_critic = adam(self._model.critic.parameters(), learn.learning_rate_critic)
         self._target = TargetNetwork(self._model)  # the target actor and critics, one Polyak update
-        self._updates = 0  # critic steps made: the clock of the delayed actor steps
+        self._updates = UpdateCount()  # critic steps made: the clock of the delayed actor steps
         self._last_actor_loss = torch.zeros((), device=self._device)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -101,8 +101,8 @@ class DDPGPolicy(Policy):
             batch['target_noise'] = torch.randn(action.shape, dtype=action.dtype, device=action.device) \
                 * learn.noise_sigma
         stages = [LossStage(self._optimizer_critic, self._critic_loss, None, loss_key=None, norm_key=None)]
-        self._updates += 1
-        if self._updates % learn.actor_update_freq == 0:
+        self._updates.value += 1
+        if self._updates.value % learn.actor_update_freq == 0:
             stages.append(LossStage(self._optimizer_actor, self._actor_loss, None, loss_key=None, norm_key=None,
                                     frozen=(self._model.critic,), seen=self._keep_actor_loss))
         # an update without an actor step reports the latest actor step's loss (0 before the first)
@@ -147,20 +147,9 @@ class DDPGPolicy(Policy):
         names = ['critic_loss', 'actor_loss', 'q_value', 'target_q_value', 'td_error']
         return names + ['twin_critic_loss'] if self._cfg.model.get('twin_critic', False) else names
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._optimizer_critic, self._optimizer_actor]
-
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return {'model': self._model.state_dict(), 'target': self._target.net.state_dict(),
-                'optimizer_actor': self._optimizer_actor.state_dict(),
-                'optimizer_critic': self._optimizer_critic.state_dict(), 'updates': torch.tensor(self._updates)}
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self._model.load_state_dict(state['model'])
-        self._target.net.load_state_dict(state['target'])
-        self._optimizer_actor.load_state_dict(state['optimizer_actor'])
-        self._optimizer_critic.load_state_dict(state['optimizer_critic'])
-        self._updates = int(state['updates'])
+    def _learn_state(self) -> dict[str, Stateful]:
+        return {'target': self._target.net, 'optimizer_critic': self._optimizer_critic,
+                'optimizer_actor': self._optimizer_actor, 'updates': self._updates}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:

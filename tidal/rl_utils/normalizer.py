@@ -150,18 +150,6 @@ def moments_added(before: dict[str, torch.Tensor], after: dict[str, torch.Tensor
     return added_mean, (added_m2 / added).clamp_min(0.0), added
 
 
-def merge_updates(base: dict[str, torch.Tensor], updated: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The statistics `base` would hold after every batch that turned it into each of `updated`: the
-    merge of copies (Ray workers') that all started from `base` and each folded in their own data."""
-    merged = RunningMeanStd(tuple(base['mean'].shape), 'cpu')
-    merged.load_state_dict(base)
-    for state in updated:
-        added = moments_added(base, state)
-        if added is not None:
-            merged.merge_moments(*added)
-    return merged.state_dict()
-
-
 class RewardScaler:
     """Divides rewards by the running std of each env's discounted return (VecNormalize's reward
     normalisation): the return, not the reward, sets the scale the value function has to fit. The

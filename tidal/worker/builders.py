@@ -11,10 +11,10 @@ import torch
 from easydict import EasyDict
 
 from tidal.base.errors import EnvError
+from tidal.base.policy import PolicyLike
 from tidal.envs.env_manager import EnvManager, make_env_manager
 from tidal.envs.gym_env import EnvRole, GymEnv
 from tidal.envs.video import check_recordable
-from tidal.policies.base import Policy
 from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, policy_class
 
 EVALUATOR_SEED_OFFSET = 10_000  # evaluator envs draw from other seeds than the collector's
@@ -45,9 +45,9 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> Policy:
-    """The policy `policy.type` names, on the device `policy.device` resolves to."""
-    policy: Policy = policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=enable_field)
+def build_policy(cfg: EasyDict, enable_field: Iterable[str] = ('learn', 'collect', 'eval')) -> PolicyLike:
+    """The policy `policy.type` names (its registered class), on the device `policy.device` resolves to."""
+    policy: PolicyLike = policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=enable_field)
     return policy
 
 

@@ -17,15 +17,13 @@ import re
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 import torch
 
 from tidal.base.errors import CheckpointError
 from tidal.base.nest import KeyPath, path_name
-
-if TYPE_CHECKING:
-    from tidal.policies.base import Policy
+from tidal.base.policy import PolicyLike
 
 FORMAT = 'tidal-checkpoint'
 VERSION = 1
@@ -119,7 +117,7 @@ def policy_state(checkpoint: dict[str, Any], path: str | os.PathLike) -> dict[st
     return state
 
 
-def load_policy_weights(policy: Policy, state: dict[str, Any], path: str | os.PathLike) -> None:
+def load_policy_weights(policy: PolicyLike, state: dict[str, Any], path: str | os.PathLike) -> None:
     """`policy.load_weights(state)`, with a network that does not fit the weights as one line."""
     try:
         policy.load_weights(state)
@@ -136,7 +134,7 @@ def load_policy_weights(policy: Policy, state: dict[str, Any], path: str | os.Pa
                           'use the config the checkpoint was trained with') from None
 
 
-def load_policy_checkpoint(policy: Policy, path: str | os.PathLike) -> None:
+def load_policy_checkpoint(policy: PolicyLike, path: str | os.PathLike) -> None:
     """Load the policy weights of the checkpoint file `path` (a run checkpoint or a bare policy state) into
     `policy`, read straight onto its device; a checkpoint that does not fit is one line."""
     load_policy_weights(policy, policy_state(load_checkpoint(path, map_location=policy.device), path), path)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
@@ -36,7 +36,6 @@ class _Collector:
         self._obs: Any = None
         self._first = torch.ones(env.num_envs, dtype=torch.bool, device=self.device)  # obs came from a reset
         self._rng: Optional[dict[str, torch.Tensor]] = None  # the acting stream, once seeded
-        self.notify: Callable[[str], None] = lambda message: None  # a local collector has no events to report
 
     @property
     def num_envs(self) -> int:

@@ -12,15 +12,15 @@ from typing import Any
 
 from tidal.base.device import to_device
 from tidal.base.nest import tree_map
+from tidal.base.policy import PolicyLike
 from tidal.envs.env_manager import EnvManager
-from tidal.policies.base import Policy
 from tidal.worker.collector import SampleCollector
 
 
 class CopyActingCollector(SampleCollector):
     """A `SampleCollector` acting with `copy` (a CPU policy with a collect mode), which `learner` refreshes."""
 
-    def __init__(self, env: EnvManager, learner: Policy, copy: Policy) -> None:
+    def __init__(self, env: EnvManager, learner: PolicyLike, copy: PolicyLike) -> None:
         super().__init__(env, copy.collect_mode, copy.device)
         self._learner, self._copy = learner, copy
 

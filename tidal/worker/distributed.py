@@ -9,7 +9,7 @@ batch when the ranks' batches have the same size). Only rank 0 writes the run fo
 Policies own their optimizers and step them themselves (several per update, some with clipping), so
 the averaging does not wrap a model: each policy lists its optimizers (`LearnView.optimizers`, and those
 of extra views that are learn modes, PPG's 'aux'), and every optimizer gets a gradient synchronisation
-that the policies' step helpers (`tidal.policies.common.optimizer_step` / `clipped_step`) run between
+(`tidal.base.gradient_sync`) that the policies' step helpers (`optimizer_step` / `clipped_step`) run between
 the backward pass and clipping: clipping and the logged `grad_norm` see the averaged gradient, as one
 process on the ranks' batches together would. A policy that calls `optimizer.step()` by hand still
 gets its gradients averaged, in a step pre-hook, after whatever it did to them.
@@ -34,9 +34,9 @@ import torch.distributed as dist
 from easydict import EasyDict
 
 from tidal.base.errors import TidalError
+from tidal.base.gradient_sync import set_gradient_sync
 from tidal.base.modes import LearnView, PolicyViews
 from tidal.base.nest import to_cpu, tree_leaves, tree_replace
-from tidal.policies.common import set_gradient_sync
 from tidal.worker.rng import stream_seed
 
 DDP_STREAM = 3  # stream_seed stream of the seeds of ranks > 0 (rank 0 keeps the single-process seeds)

@@ -9,9 +9,9 @@ import torch
 from easydict import EasyDict
 
 from tidal.base.errors import CheckpointError, TidalError
+from tidal.base.policy import PolicyLike
 from tidal.config.layered import load_layered
 from tidal.envs.env_manager import EnvManager
-from tidal.policies.base import Policy
 from tidal.worker.builders import build_env_manager, build_policy
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.collector import EpisodeCollector
@@ -22,7 +22,7 @@ from tidal.worker.run_groups import run_checkpoint
 _MODEL_PATH = 'policy.collect.model_path'
 
 
-def record_episodes(cfg: EasyDict, policy: Policy, episodes: int, seed: int, deterministic: bool = True,
+def record_episodes(cfg: EasyDict, policy: PolicyLike, episodes: int, seed: int, deterministic: bool = True,
                     manager: Optional[EnvManager] = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg` (or on `manager`'s,
     which its owner closes), seeded by `seed`; deterministic: its eval-mode action, else it samples as collection

@@ -21,7 +21,7 @@ from easydict import EasyDict
 
 from tidal.base.errors import TidalError
 from tidal.config.compiler import IMPORT_PATHS
-from tidal.config.tree import lookup
+from tidal.config.tree import value_at
 from tidal.registry import module_name
 
 PROBE_TIMEOUT_S = 5.0  # for a TCP connection to a cluster's head before Ray is asked to join it
@@ -81,14 +81,14 @@ def by_module_names(cfg: EasyDict) -> None:
     names nothing on another node or from another working folder, while its module is on the import path
     (shipped by `runtime_env`, or in the driver's import path the worker takes up)."""
     for keys in IMPORT_KEYS:
-        section = lookup(cfg, keys[:-1])
+        section = value_at(cfg, keys[:-1])
         if isinstance(section, dict) and section.get(keys[-1]):
             section[keys[-1]] = [module_name(entry) for entry in section[keys[-1]]]
 
 
 def _import_entries(cfg: EasyDict) -> list[str]:
     """Every module name and file path that `cfg` imports (`import_names`, and the env's, policy's, model's)."""
-    return [entry for keys in IMPORT_KEYS for entry in lookup(cfg, keys) or []]
+    return [entry for keys in IMPORT_KEYS for entry in value_at(cfg, keys) or []]
 
 
 def _source(entry: str) -> Optional[Path]:

@@ -23,7 +23,7 @@ from tidal.config.tree import to_plain
 from tidal.base.nest import to_cpu, tree_map
 from tidal.worker.evaluator import EvalResult, Evaluator
 from tidal.worker.ray_cluster import connect_ray
-from tidal.worker.ray_collector import WorkerError, error_cause
+from tidal.worker.ray_pool import WorkerError, error_cause
 from tidal.worker.ray_worker import prepare_worker_process
 
 

@@ -11,7 +11,7 @@ prioritized buffer relies on this to keep its priority tree aligned with the col
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -92,6 +92,29 @@ def check_fits_columns(values: dict[KeyPath, torch.Tensor], columns: dict[KeyPat
                                     f'(batch shape {tuple(value.shape)})')
         if value.dtype != column.dtype:
             raise ReplayBufferError(f"column '{path_name(path)}': expected dtype {column.dtype}, got {value.dtype}")
+
+
+def check_state_keys(sd: dict, what: str, keys: Sequence[str]) -> None:
+    """A buffer's saved state (`what`: 'replay buffer') holds every entry of `keys`."""
+    missing = [key for key in keys if key not in sd]
+    if missing:
+        raise CheckpointError(f'{what} state is missing {missing}')
+
+
+def saved_columns(sd: dict, what: str, rows: tuple[int, ...], unit: str,
+                  per_row: Mapping[str, Any] = {}) -> dict[KeyPath, torch.Tensor]:
+    """The columns of a buffer's saved state `sd` by key path, checked before anything is loaded: each column,
+    and each entry of `per_row` (by its name), is a tensor whose leading dims are `rows` (`unit` says them in
+    words: '5 transitions'), and saved rows come with columns."""
+    saved = dict(tree_leaves(sd['columns']))
+    named = {**{f"'{name}'": value for name, value in per_row.items()},
+             **{f"column '{path_name(path)}'": column for path, column in saved.items()}}
+    for name, tensor in named.items():
+        if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape[:len(rows)]) != rows:
+            raise CheckpointError(f'{what} state: {name} does not hold {unit}')
+    if rows[-1] and not saved:
+        raise CheckpointError(f'{what} state holds {unit} but no columns')
+    return saved
 
 
 class ReplayBuffer:
@@ -268,20 +291,12 @@ class ReplayBuffer:
         }
 
     def load_state_dict(self, sd: dict) -> None:
-        missing = [key for key in ('capacity', 'cursor', 'size', 'rng_state', 'columns') if key not in sd]
-        if missing:
-            raise CheckpointError(f'replay buffer state is missing {missing}')
+        check_state_keys(sd, 'replay buffer', ('capacity', 'cursor', 'size', 'rng_state', 'columns'))
         if sd['capacity'] != self._capacity:
             raise CheckpointError(f"replay buffer state has capacity {sd['capacity']}, this buffer has "
                                   f'{self._capacity}; build the buffer with the saved size')
         size = int(sd['size'])
-        saved = dict(tree_leaves(sd['columns']))
-        for path, column in saved.items():
-            if not isinstance(column, torch.Tensor) or column.dim() == 0 or column.shape[0] != size:
-                raise CheckpointError(f"replay buffer state: column '{path_name(path)}' does not hold "
-                                      f'{size} transitions')
-        if size and not saved:
-            raise CheckpointError(f'replay buffer state holds {size} transitions but no columns')
+        saved = saved_columns(sd, 'replay buffer', (size, ), f'{size} transitions')
         self._columns, self._flat_columns = {}, {}
         if saved:
             self._allocate(saved)

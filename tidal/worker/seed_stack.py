@@ -20,8 +20,8 @@ import torch.nn as nn
 from torch.func import functional_call, vmap
 
 from tidal.base.errors import ConfigError
+from tidal.base.policy import PolicyLike
 from tidal.base.stages import LearnPlan, LossFn
-from tidal.policies.base import Policy
 
 CLIP_EPS = 1e-6  # as torch.nn.utils.clip_grad_norm_
 SHARED_STATE = ('step',)  # optimizer state entries that count steps: one for all seeds
@@ -42,7 +42,7 @@ class _Holder(nn.Module):
 class SeedStack:
     """The stacked modules and optimizers of `policies` (one per seed, built from one config)."""
 
-    def __init__(self, policies: Sequence[Policy]) -> None:
+    def __init__(self, policies: Sequence[PolicyLike]) -> None:
         self.size = len(policies)
         modules = [policy.stacked_modules() for policy in policies]
         # a plan's losses close over its own seed's modules, so the functional call swaps the stacked tensors into

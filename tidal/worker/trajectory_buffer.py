@@ -19,8 +19,9 @@ import numpy as np
 import torch
 
 from tidal.base.errors import CheckpointError, ConfigError
-from tidal.base.nest import KeyPath, path_name, tree_leaves, tree_map
-from tidal.worker.replay_buffer import ReplayBufferError, _flatten_batch, _set_leaf, check_fits_columns
+from tidal.base.nest import KeyPath, path_name, tree_map
+from tidal.worker.replay_buffer import (ReplayBufferError, _flatten_batch, _set_leaf, check_fits_columns,
+                                        check_state_keys, saved_columns)
 
 # the columns that mark episode ends; an episode ends at a step where either is true
 EPISODE_END_KEYS = ('terminated', 'truncated')
@@ -82,10 +83,6 @@ class TrajectoryBuffer:
     def current_position(self) -> torch.Tensor:
         """Per env, the number of steps ever added: one past its newest stored position."""
         return self._current.clone()
-
-    def oldest_position(self) -> torch.Tensor:
-        """Per env, its oldest position still stored (older ones were overwritten)."""
-        return (self._current - self._capacity).clamp(min=0)
 
     # writing -------------------------------------------------------------------------------------
 
@@ -279,10 +276,8 @@ class TrajectoryBuffer:
         }
 
     def load_state_dict(self, sd: dict) -> None:
-        keys = ('num_envs', 'capacity_per_env', 'current', 'episode_start', 'episode_end', 'rng_state', 'columns')
-        missing = [key for key in keys if key not in sd]
-        if missing:
-            raise CheckpointError(f'trajectory buffer state is missing {missing}')
+        check_state_keys(sd, 'trajectory buffer', ('num_envs', 'capacity_per_env', 'current', 'episode_start',
+                                                    'episode_end', 'rng_state', 'columns'))
         if (sd['num_envs'], sd['capacity_per_env']) != (self._num_envs, self._capacity):
             raise CheckpointError(f"trajectory buffer state has {sd['num_envs']} envs x "
                                   f"{sd['capacity_per_env']} steps, this buffer has {self._num_envs} x "
@@ -293,15 +288,8 @@ class TrajectoryBuffer:
                 raise CheckpointError(f"trajectory buffer state: '{key}' is not a tensor of "
                                       f'{self._num_envs} positions')
         stored = _stored_slots(current, self._capacity)
-        saved = dict(tree_leaves(sd['columns']))
-        per_step = {'episode_end': sd['episode_end'],
-                    **{'columns.' + path_name(path): column for path, column in saved.items()}}
-        for name, tensor in per_step.items():
-            if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape[:2]) != (self._num_envs, stored):
-                raise CheckpointError(f"trajectory buffer state: '{name}' does not hold {self._num_envs} x "
-                                      f'{stored} steps')
-        if stored and not saved:
-            raise CheckpointError(f'trajectory buffer state holds {stored} steps per env but no columns')
+        saved = saved_columns(sd, 'trajectory buffer', (self._num_envs, stored), f'{self._num_envs} x {stored} steps',
+                              per_row={'episode_end': sd['episode_end']})
         self._columns, self._flat_columns = {}, {}
         if saved:
             self._allocate(saved)

@@ -23,8 +23,7 @@ from easydict import EasyDict
 from tidal.base.collector import Collector, EpisodeStats
 from tidal.base.feed import DataFeed, FeedClass, FeedSpec, Trainer
 from tidal.base.modes import PolicyViews, ReprView
-from tidal.policies.muzero_repr import wrapped_policy_class
-from tidal.registry import FEED_REGISTRY
+from tidal.registry import FEED_REGISTRY, feed_class, policy_class
 from tidal.worker.feeds.common import Feed
 from tidal.worker.prioritized_trajectory_buffer import PrioritizedTrajectoryBuffer
 from tidal.worker.trajectory_buffer import TrajectoryBuffer
@@ -42,8 +41,8 @@ class ReprFeed(Feed):
 
     @staticmethod
     def inner_class(cfg: Mapping[str, Any]) -> FeedClass:
-        """The feed of the policy that `policy.rl_type` names."""
-        feed: FeedClass = FEED_REGISTRY.get(wrapped_policy_class(cfg['policy']).pipeline)
+        """The feed of the policy that `policy.rl_type` names (its registered class's `pipeline`)."""
+        feed: FeedClass = feed_class(policy_class(cfg['policy']['rl_type']))
         return feed
 
     @classmethod
@@ -185,14 +184,6 @@ class _StoringCollector:
     @episodes.setter
     def episodes(self, value: EpisodeStats) -> None:
         self._collector.episodes = value
-
-    @property
-    def notify(self) -> Callable[[str], None]:
-        return self._collector.notify
-
-    @notify.setter
-    def notify(self, value: Callable[[str], None]) -> None:
-        self._collector.notify = value
 
     @property
     def num_envs(self) -> int:

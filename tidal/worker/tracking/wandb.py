@@ -7,9 +7,10 @@ calls and refuses to go back: a run resumed after a kill logs again env steps th
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence, cast
 
 import wandb
 
@@ -27,8 +28,12 @@ class WandbTracker:
     def __init__(self, run: TrackedRun, project: str, entity: str, mode: Literal['', 'online', 'offline']) -> None:
         """`entity` '' is the account's default; `mode` '' leaves it to W&B (WANDB_MODE, else online)."""
         resuming = run.run_id is not None
+        # WANDB_MODE and WANDB_DIR read at each run: W&B reads its environment once per process, so a second run
+        # in the same process (a notebook, a tune study) would otherwise keep the first one's
         self._run = wandb.init(project=project, entity=entity or None, name=run.name, group=run.group,
-                               id=run.run_id, resume='allow' if resuming else None, mode=mode or None,
+                               id=run.run_id, resume='allow' if resuming else None,
+                               mode=cast(Any, mode or os.environ.get('WANDB_MODE') or None),  # W&B checks it
+                               dir=os.environ.get('WANDB_DIR') or None,
                                config=None if resuming else dict(run.config), reinit='create_new',
                                # the console is tidal's (tqdm's bar, the seeds' runs at once); quiet: no summary table
                                settings=wandb.Settings(console='off', quiet=True))

@@ -1,6 +1,6 @@
 """The tables of DI-engine compatibility: DI-engine env type -> tidal's env, DI-engine key -> what tidal does.
 
-`dingcompat.translate` applies them; the tables of docs/di-engine.md are `markdown_tables()`, so the two cannot
+`translation.translate` applies them; the tables of docs/di-engine.md are `markdown_tables()`, so the two cannot
 drift.
 A rule names the tidal policy types it holds for, and holds for their registered subclasses too (a user's
 `MySAC(SACPolicy)` registered as 'my_sac' is SAC to them): a key DI-engine reads for SAC means nothing to PPO,
@@ -368,7 +368,7 @@ KEY_RULES: tuple[KeyRule, ...] = (
             policies=('a2c',)),
 )
 
-#: DI-engine's PettingZoo env keys -> what tidal's 'pettingzoo' env does with them (dingcompat applies these).
+#: DI-engine's PettingZoo env keys -> what tidal's 'pettingzoo' env does with them (translation applies these).
 PETTING_ZOO_KEYS = {
     'env.env_family': "with env_id, the PettingZoo module: 'mpe' and 'simple_spread_v2' are env.env_id "
                       "'mpe2.simple_spread_v3'",

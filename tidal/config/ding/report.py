@@ -1,7 +1,7 @@
 """What tidal did with a DI-engine config's keys: one line on the terminal, the whole table in the run folder.
 
 A dizoo file holds a dozen keys that tidal renames, converts or ignores; a warning line for each buried the
-run's own output. `dingcompat.translate` records them in a `DingMapping`; `compile_config` keeps it beside
+run's own output. `translation.translate` records them in a `DingMapping`; `compile_config` keeps it beside
 the config it returns (`remember`), and the run folder gets it as `ding_mapping.txt` (`write_ding_mapping`)
 with one summary line on stderr.
 """

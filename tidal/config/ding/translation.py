@@ -1,11 +1,11 @@
 """DI-engine configs as they are: its env types, key names and options, turned into tidal's before checking.
 
-`translate` applies the tables of `ding_tables` (`ENV_TYPES`: DI-engine env type -> tidal's env; `KEY_RULES`:
+`translate` applies the tables of `tables` (`ENV_TYPES`: DI-engine env type -> tidal's env; `KEY_RULES`:
 DI-engine key path -> renamed, converted or ignored, and why, for the policy types a rule names and their
-registered subclasses) to the user's main_config and create_config, and records each thing it did in a `DingMapping`. Keys in neither
-table are left for the strict checks, which reject unknown ones with a did-you-mean. DI-engine's model
-layout (`actor_head_hidden_size`, ...) and its torch activation modules become tidal's hidden-size lists
-and activation names here, since where they go depends on the model the policy builds.
+registered subclasses) to the user's main_config and create_config, and records each thing it did in a
+`DingMapping`. Keys in neither table are left for the strict checks, which reject unknown ones with a
+did-you-mean. DI-engine's model layout (`actor_head_hidden_size`, ...) and its torch activation modules become
+tidal's hidden-size lists and activation names here, since where they go depends on the model the policy builds.
 """
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import copy
 from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
-from tidal.config.ding_report import LEFT_OUT, DingMapping
-from tidal.config.ding_tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES,
+from tidal.config.ding.report import LEFT_OUT, DingMapping
+from tidal.config.ding.tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, ENV_TYPES,
                                       KEY_RULES, MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS,
                                       POLICY_TYPES_REFUSED, SIZES_WHY, KeyRule)
+from tidal.config.tree import value_at
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
 DING_PACKAGES = ('ding', 'dizoo')
@@ -56,7 +57,7 @@ def translate(main: dict, create: dict, model_accepts: ModelAccepts,
     main, create = copy.deepcopy(main), copy.deepcopy(create)
     mapping = DingMapping()
     _translate_create(main, create, mapping)
-    mapping.policy_type = policy_type = str(_get(create, 'policy.type') or _get(main, 'policy.type') or '')
+    mapping.policy_type = policy_type = str(value_at(create, 'policy.type') or value_at(main, 'policy.type') or '')
     family = policy_family(policy_type, _policy_section(main, create))
     _translate_model(main, create, model_accepts, family, mapping)
     for rule in KEY_RULES:
@@ -97,7 +98,7 @@ def _became(updates: dict) -> str:
 # ----- create_config and the env section -------------------------------------------------------------
 def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
     for section in ('env', 'policy'):
-        names = _get(create, f'{section}.import_names')
+        names = value_at(create, f'{section}.import_names')
         if isinstance(names, list):
             kept = [name for name in names if not _is_ding_module(name)]
             instead = 'its env adapters make the env' if section == 'env' else 'its own policies are registered'
@@ -106,11 +107,11 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
                     mapping.add(f'create_config.{section}.import_names', name, 'dropped',
                                 f'a DI-engine module, which tidal does not import ({instead})', ignored=True)
             create[section]['import_names'] = kept
-    policy_type = _get(create, 'policy.type') or _get(main, 'policy.type')
+    policy_type = value_at(create, 'policy.type') or value_at(main, 'policy.type')
     if isinstance(policy_type, str) and policy_type in POLICY_TYPES_REFUSED:
         raise ConfigError(f"DI-engine policy type '{policy_type}' is not supported: "
                           f"{POLICY_TYPES_REFUSED[policy_type]}")
-    manager = _get(create, 'env_manager.type')
+    manager = value_at(create, 'env_manager.type')
     if manager == 'async_subprocess':
         create['env_manager']['type'] = 'subprocess'
         mapping.add('create_config.env_manager.type', manager, "-> 'subprocess'", 'one process per env')
@@ -120,12 +121,12 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
     if 'replay_buffer' in create:
         mapping.add('create_config.replay_buffer', create.pop('replay_buffer'), 'ignored', "tidal's replay buffer "
                     "is set by policy.priority and policy.other.replay_buffer", ignored=True)
-    env_type = _get(main, 'env.type') or _get(create, 'env.type')  # main_config's wins, as in compile_config
+    env_type = value_at(main, 'env.type') or value_at(create, 'env.type')  # main_config's wins, as in compile_config
     if env_type == 'atari':
         _atari_env(main, mapping)  # tidal's own type of the same name: its keys stay as they are
     elif isinstance(env_type, str) and env_type in ENV_TYPES:
         if ENV_TYPES[env_type].refused:
-            raise ConfigError(f"DI-engine env type '{env_type}' (env.env_id {_get(main, 'env.env_id')!r}) is not "
+            raise ConfigError(f"DI-engine env type '{env_type}' (env.env_id {value_at(main, 'env.env_id')!r}) is not "
                               f"supported: {ENV_TYPES[env_type].note}")
         env = main.setdefault('env', {})
         if isinstance(env, dict):  # else the strict checks name the wrong type
@@ -136,12 +137,12 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
                     env_section['type'] = ENV_TYPES[env_type].tidal_type
             mapping.add('env.type', env_type, _became({'env.type': ENV_TYPES[env_type].tidal_type, **translated}),
                         ENV_TYPES[env_type].note)
-    if _get(create, 'policy.type') == 'sac' and (_has(main, 'policy.expert_random_collect_size')
+    if value_at(create, 'policy.type') == 'sac' and (_has(main, 'policy.expert_random_collect_size')
                                                  or _has(main, 'policy.collect.model_path')):
         create['policy']['type'] = 'sqil_sac'
         mapping.add('create_config.policy.type', 'sac', "-> 'sqil_sac'", "DI-engine's SQIL config is policy type "
                     "'sac' with SQIL's expert keys (expert_random_collect_size, collect.model_path)")
-    elif _get(create, 'policy.type') == 'sql' and _has(main, 'policy.collect.model_path'):
+    elif value_at(create, 'policy.type') == 'sql' and _has(main, 'policy.collect.model_path'):
         create['policy']['type'] = 'sqil'
         mapping.add('create_config.policy.type', 'sql', "-> 'sqil'", "DI-engine's discrete SQIL config is policy type "
                     "'sql' with its expert's checkpoint in collect.model_path (tidal's 'sqil' records the "
@@ -157,7 +158,7 @@ def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
             raise ConfigError("DI-engine env type 'mujoco' needs env.env_id, e.g. 'Hopper-v3'")
         env_id, kwargs = MUJOCO_ID.sub(lambda match: f'{match.group(1)}-v5', given), {}
         old_obs = MUJOCO_OBS.get(env_id.split('-')[0])
-        if old_obs is not None and _get(main, 'policy.model.obs_shape') == old_obs[0]:
+        if old_obs is not None and value_at(main, 'policy.model.obs_shape') == old_obs[0]:
             _pop(main, 'policy.model.obs_shape')
             mapping.add('policy.model.obs_shape', old_obs[0], 'dropped: the env fills it in', old_obs[1],
                         ignored=True)
@@ -175,7 +176,7 @@ def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
 def _atari_env(main: dict, mapping: DingMapping) -> None:
     """DI-engine's Atari frames are channel-first ([4, 84, 84]); tidal's are channel-last, and the env fills
     the shape in, so a channel-first `policy.model.obs_shape` is dropped."""
-    shape = _get(main, 'policy.model.obs_shape')
+    shape = value_at(main, 'policy.model.obs_shape')
     if isinstance(shape, (list, tuple)) and len(shape) == 3 and shape[1] == shape[2] != shape[0]:
         _pop(main, 'policy.model.obs_shape')
         mapping.add('policy.model.obs_shape', shape, 'dropped: the env fills it in', ENV_TYPES['atari'].note,
@@ -236,14 +237,14 @@ def _qac_actor_head(model: dict, family: frozenset, mapping: DingMapping) -> Non
 def _policy_section(main: dict, create: dict) -> dict:
     """main_config's policy section with create_config's import names too: what names the policy's class."""
     policy = dict(main['policy']) if isinstance(main.get('policy'), dict) else {}
-    names = [_get(create, 'policy.import_names'), policy.get('import_names')]
+    names = [value_at(create, 'policy.import_names'), policy.get('import_names')]
     policy['import_names'] = [name for found in names if isinstance(found, list) for name in found]
     return policy
 
 
 def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, family: frozenset,
                      mapping: DingMapping) -> None:
-    model = _get(main, 'policy.model')
+    model = value_at(main, 'policy.model')
     if not isinstance(model, dict):
         return
     if model.get('action_space') in _QAC_ACTION_SPACES:
@@ -261,7 +262,7 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, fami
         model['activation'] = 'relu'
         mapping.add('policy.model.activation', LEFT_OUT, "-> 'policy.model.activation' = 'relu'",
                     "DI-engine's models default to nn.ReLU()")
-    image = (_get(main, 'env.type') or _get(create, 'env.type')) == 'atari'
+    image = (value_at(main, 'env.type') or value_at(create, 'env.type')) == 'atari'
     sizes = _model_sizes(given, accepted, model.get('share_encoder'), 'ppg' in family, image)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
@@ -359,16 +360,7 @@ def _check_int(key: str, value: Any, minimum: int) -> None:
         raise ConfigError(f"config key 'policy.model.{key}' must be an int >= {minimum}, got {value!r}")
 
 
-# ----- dotted paths ------------------------------------------------------------------------------------
-def _get(tree: Any, path: str) -> Any:
-    node = tree
-    for key in path.split('.'):
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
-
-
+# ----- changing dotted paths (tidal.config.tree.value_at reads them) ------------------------------------
 def _has(tree: Any, path: str) -> bool:
     return _pop(tree, path, dry_run=True)[0]
 

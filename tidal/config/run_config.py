@@ -1,9 +1,5 @@
-"""The defaults tree a config is checked against: run-level keys and the classes' `config` dicts."""
+"""The run-level keys of a config, declared as every class declares its own: a `config` dict with rules."""
 from __future__ import annotations
-
-from tidal.base.defaults import class_defaults, merge_defaults
-
-__all__ = ['RunConfig', 'class_defaults', 'merge_defaults']
 
 
 class RunConfig:
