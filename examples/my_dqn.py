@@ -87,17 +87,8 @@ class DQNPolicy(Policy):
     def _monitor_vars_learn(self):
         return ['q_loss', 'q_value']
 
-    def _optimizers_learn(self):
-        return [self._optimizer]
-
-    def _state_dict_learn(self):
-        return {'model': self._model.state_dict(), 'target': self._target.state_dict(),
-                'optimizer': self._optimizer.state_dict()}
-
-    def _load_state_dict_learn(self, state):
-        self._model.load_state_dict(state['model'])
-        self._target.load_state_dict(state['target'])
-        self._optimizer.load_state_dict(state['optimizer'])
+    def _learn_state(self):
+        return {'target': self._target, 'optimizer': self._optimizer}
 
     # ----- collect mode: epsilon-greedy; the default _process_transition keeps what DQN needs -----
     @torch.no_grad()

@@ -60,15 +60,8 @@ class ReinforcePolicy(Policy):
     def _monitor_vars_learn(self):
         return ['policy_loss', 'value_loss', 'entropy']
 
-    def _optimizers_learn(self):
-        return [self._optimizer]
-
-    def _state_dict_learn(self):
-        return {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
-
-    def _load_state_dict_learn(self, state):
-        self._model.load_state_dict(state['model'])
-        self._optimizer.load_state_dict(state['optimizer'])
+    def _learn_state(self):
+        return {'optimizer': self._optimizer}
 
     # ----- collect mode: act, then turn a rollout into training rows --------------------------
     @torch.no_grad()
