@@ -72,7 +72,7 @@ def init_distributed(device: torch.device) -> DistContext:
     world_size = int(os.environ.get('WORLD_SIZE', '1'))
     if world_size <= 1:
         return DistContext()
-    rank, local_rank = int(os.environ.get('RANK', '0')), int(os.environ.get('LOCAL_RANK', '0'))
+    local_rank = int(os.environ.get('LOCAL_RANK', '0'))
     device = torch.device(device)
     if device.type == 'cuda':
         torch.cuda.set_device(local_rank)

@@ -280,8 +280,9 @@ KEY_RULES: tuple[KeyRule, ...] = (
             policies=SAC_FAMILY),
     KeyRule('policy.collect.collector_logit', 'ignore', why="each policy's process_transition decides what a "
                                                             "transition keeps", policies=SAC_FAMILY),
-    KeyRule('policy.collect.model_path', 'ignore', why="tidal's SQIL reads demonstrations recorded with tidal "
-                                                       "collect-demos from policy.expert_data_path",
+    KeyRule('policy.collect.model_path', 'ignore', why="tidal's SQIL-SAC reads its demonstrations from "
+                                                       "policy.expert_data_path or policy.collect.data_path: a tidal "
+                                                       "collect-demos file or a Minari dataset",
             policies=SAC_FAMILY),
     # DDPG and TD3
     KeyRule('env.norm_obs', 'convert', '', "use_norm=False, as tidal's DDPG and TD3 run (True is refused)",
