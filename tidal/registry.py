@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Optional, TypeVar
 
-from tidal.base.errors import TidalError, UnknownNameError
+from tidal.base.errors import TidalError, UnknownNameError, one_line
 
 T = TypeVar('T')
 
@@ -60,7 +60,7 @@ def _import_module(name: str, source: str) -> None:
         if isinstance(err, ModuleNotFoundError) and err.name == name.split('.')[0]:
             hint = (f"; run tidal from the folder that holds it, or give its file with --import "
                     f"PATH/{name.replace('.', '/')}.py")
-        raise TidalError(f"cannot import module '{name}' named in {source}: {_one_line(err)}{hint}") from err
+        raise TidalError(f"cannot import module '{name}' named in {source}: {one_line(err)}{hint}") from err
     except Exception as err:
         raise TidalError(f"module '{name}' named in {source} failed to import: {_import_failure(err)}") from err
 
@@ -109,12 +109,9 @@ def _import_failure(err: BaseException) -> str:
         where = f"{os.path.basename(err.filename or '?')}, line {err.lineno}"
         return f'syntax error ({where}): {err.msg}'
     if isinstance(err, TidalError):
-        return _one_line(err)
-    return f'{type(err).__name__}: {_one_line(err)}'
+        return one_line(err)
+    return f'{type(err).__name__}: {one_line(err)}'
 
-
-def _one_line(err: BaseException) -> str:
-    return ' '.join(str(err).split())
 
 
 #: The registries users add to from modules of their own (the unknown-name error says how to import one).

@@ -1,4 +1,10 @@
 """Exceptions a user can cause. The CLI prints their message as one line and exits non-zero."""
+from typing import Any
+
+
+def one_line(value: Any) -> str:
+    """`str(value)` with its line breaks and runs of spaces folded, to quote inside a one-line error."""
+    return ' '.join(str(value).split())
 
 
 class TidalError(Exception):

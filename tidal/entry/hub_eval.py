@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from gymnasium import spaces as gym_spaces
 
-from tidal.base.errors import EnvError, TidalError
+from tidal.base.errors import EnvError, TidalError, one_line
 from tidal.envs.video import mp4_encoder_missing, require_rgb_array, write_video
 
 HUB_EXTRA = 'pip install -e ".[hub]"'
@@ -44,7 +44,7 @@ def make_raw_env(env_id: str, env_kwargs: Mapping[str, Any], render: bool = Fals
     try:
         return gymnasium.make(env_id, **kwargs)
     except Exception as err:
-        raise EnvError(f"gymnasium.make('{env_id}') fails: {type(err).__name__}: {' '.join(str(err).split())}") \
+        raise EnvError(f"gymnasium.make('{env_id}') fails: {type(err).__name__}: {one_line(err)}") \
             from err
 
 

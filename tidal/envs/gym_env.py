@@ -19,7 +19,7 @@ from gymnasium.wrappers import DtypeObservation, RescaleAction
 from tidal.base.defaults import FreeDict, class_defaults, merge_defaults
 from tidal.envs.snapshot import Snapshottable
 from tidal.envs.video import EpisodeRecorder, require_rgb_array
-from tidal.base.errors import EnvError, TidalError
+from tidal.base.errors import EnvError, TidalError, one_line
 from tidal.registry import ENV_REGISTRY
 
 #: Who steps an env: the collector's envs may shape what the learner sees (Atari's lost lives end an episode,
@@ -162,16 +162,16 @@ class GymEnv:
             raise EnvError(_unknown_id_message(env_id)) from err
         except TypeError as err:
             original = err.__cause__ or err  # gymnasium re-raises with the kwargs appended
-            raise EnvError(f"env.env_kwargs do not fit gymnasium env '{env_id}': {_one_line(original)}") from err
+            raise EnvError(f"env.env_kwargs do not fit gymnasium env '{env_id}': {one_line(original)}") from err
         except (ImportError, gymnasium.error.DependencyNotInstalled) as err:
-            raise EnvError(f"gymnasium env '{env_id}' (env.env_id) cannot be created: {_one_line(err)}") from err
+            raise EnvError(f"gymnasium env '{env_id}' (env.env_id) cannot be created: {one_line(err)}") from err
         except TidalError:
             raise
         except Exception as err:
             # the env's constructor or a gymnasium wrapper refusing a value the user passed
             # (max_episode_steps=-5): whatever it raises, the kwargs are the user's to fix
             raise EnvError(f"gymnasium env '{env_id}' cannot be made with env.env_kwargs {kwargs}: "
-                           f"{type(err).__name__}: {_one_line(err)}") from err
+                           f"{type(err).__name__}: {one_line(err)}") from err
 
     def _obs_shape(self, space: gymnasium.Space) -> int | list[int]:
         if isinstance(space, gym_spaces.Dict) and {'observation', 'action_mask'} <= set(space.spaces):
@@ -190,10 +190,6 @@ class GymEnv:
         raise EnvError(f"cannot infer policy.model.action_shape from the action space {space} of "
                        f"'{self.env_id}' (env.env_id): expected Discrete(n) or a 1-D Box")
 
-
-def _one_line(err: BaseException) -> str:
-    """An exception's message on one line: gymnasium's and envs' messages may span several."""
-    return ' '.join(str(err).split())
 
 
 def _shape(shape: tuple[int, ...]) -> int | list[int]:

@@ -25,7 +25,7 @@ from tensorboardX import SummaryWriter
 
 from tidal.worker.event_files import cut_events_after, next_writer_number
 from tidal.worker.plot import EVAL_COLUMNS
-from tidal.worker.tracking import Tracker
+from tidal.worker.tracking import Tracker, first_line
 
 FLUSH_SECS = 5  # TensorBoard events reach the disk at least this often, so a killed run keeps them
 TRACKED_FILES = ('curve.png', 'config.yaml', 'summary.json')  # of the run folder, uploaded at a run's end
@@ -139,8 +139,7 @@ class RunLogger:
             send()
         except Exception as err:
             self.trackers.remove(tracker)
-            first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            message = f'logger.backends: {tracker.name} failed and gets nothing more from this run: {first_line}'
+            message = f'logger.backends: {tracker.name} failed and gets nothing more from this run: {first_line(err)}'
             self.info(message)
             print(f'tidal: {message}', file=sys.stderr, flush=True)
 

@@ -22,7 +22,7 @@ from gymnasium import spaces as gym_spaces
 from minari.dataset.minari_dataset import parse_dataset_id
 from minari.storage.datasets_root_dir import get_dataset_path
 
-from tidal.base.errors import CheckpointError, ConfigError
+from tidal.base.errors import CheckpointError, ConfigError, one_line
 from tidal.envs import GymEnv
 from tidal.envs.action_bounds import action_bounds
 from tidal.envs.env_manager import EnvManager, make_env_manager
@@ -101,9 +101,9 @@ def load_minari_demos(source: str, key: str, env_cfg: EasyDict) -> Demos:
     obs_space, action_space = env_type.env_spaces()
     if dataset.observation_space != obs_space or dataset.action_space != action_space:
         raise CheckpointError(
-            f"{key}: Minari dataset '{source}' has observation space {_one_line(dataset.observation_space)} and "
-            f"action space {_one_line(dataset.action_space)}, but env '{env_type.env_id}' (env.env_id) has "
-            f"{_one_line(obs_space)} and {_one_line(action_space)}")
+            f"{key}: Minari dataset '{source}' has observation space {one_line(dataset.observation_space)} and "
+            f"action space {one_line(dataset.action_space)}, but env '{env_type.env_id}' (env.env_id) has "
+            f"{one_line(obs_space)} and {one_line(action_space)}")
     env = env_type.make('collector')
     try:
         bounds, policy_obs_space = action_bounds(env), env.observation_space
@@ -136,7 +136,7 @@ def _open(source: str, key: str) -> Any:
                               f"nor a Minari dataset id under Minari's root '{get_dataset_path()}' "
                               f"(MINARI_DATASETS_PATH)") from None
     except ValueError as err:  # a folder that is not a dataset, a dataset of an unsupported version
-        raise CheckpointError(f"{key}: Minari cannot read '{source}': {_one_line(err)}") from None
+        raise CheckpointError(f"{key}: Minari cannot read '{source}': {one_line(err)}") from None
 
 
 def _transitions(episode: Any, obs_space: gymnasium.Space, action: Any) -> dict[str, Any]:
@@ -159,6 +159,3 @@ def _as_policy_obs(observations: Any, space: gymnasium.Space) -> Any:
 def _tree_slice(tree: Any, rows: slice) -> Any:
     return {name: _tree_slice(value, rows) for name, value in tree.items()} if isinstance(tree, dict) else tree[rows]
 
-
-def _one_line(value: Any) -> str:
-    return ' '.join(str(value).split())

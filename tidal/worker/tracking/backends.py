@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 from tidal.base.errors import ConfigError, TidalError
 from tidal.config.tree import to_plain
 from tidal.worker.run_groups import GROUP_FILE
-from tidal.worker.tracking.tracker import TrackedRun, Tracker
+from tidal.worker.tracking.tracker import TrackedRun, Tracker, first_line
 
 BACKENDS = ('tensorboard', 'wandb', 'mlflow')
 REACH_SECS = 5.0  # how long the check waits for an http(s) tracking server
@@ -87,8 +87,7 @@ def open_trackers(cfg: Mapping[str, Any], run_dir: Path,
         except Exception as err:
             for tracker in opened:
                 tracker.finish([], {}, ended_well=False)
-            first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise TidalError(f"logger.backends: {name} could not open its run '{run.name}': {first_line}") from err
+            raise TidalError(f"logger.backends: {name} could not open its run '{run.name}': {first_line(err)}") from err
     return opened
 
 
