@@ -9,7 +9,7 @@ from tidal.config.ding import ding_stand_ins
 from tidal.config.formatter import comments_for, format_config, format_run_config
 from tidal.config.layered import ConfigLayers
 from tidal.config.loader import read_config, resolve_config_source, zoo_names
-from tidal.config.registration import install_registry_checks
+from tidal.config.declared import install_registry_checks
 from tidal.config.saver import save_config, split_config
 from tidal.base.defaults import FreeDict
 from tidal.registry import set_import_scope

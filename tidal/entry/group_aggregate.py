@@ -28,7 +28,7 @@ def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dic
     entries: dict[int, Optional[dict[str, Any]]] = {
         run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
                        'env_step': run.env_step, 'train_iter': run.learner.train_iter,
-                       'last_return': run.last_return, 'best_return': _finite(run.best_return)}
+                       'last_return': run.evaluation.last_return, 'best_return': _finite(run.evaluation.best_return)}
         for run in runs}
     order = read_group(group_dir)['seeds']
     for seed in order:

@@ -53,8 +53,8 @@ def _body(facts: CardFacts) -> str:
     made = f"gymnasium.make('{env}'{_kwargs(facts.env_kwargs)})"
     returns = ', '.join(f'{value:g}' for value in score.returns)
     kwargs_note = ('' if not facts.env_kwargs else
-                   f' The run made its env with keyword arguments the leaderboard does not pass; agent.pt was '
-                   f'scored with them.')
+                   ' The run made its env with keyword arguments the leaderboard does not pass; agent.pt was '
+                   'scored with them.')
     file_lines = '\n'.join(f'    {line.strip()}' for line in facts.file_lines)
     return f'''# {facts.algorithm.upper()} on {env}, trained with tidal
 

@@ -122,38 +122,6 @@ class Run:
             self._restore(resume_state)
         self.lockstep.start(self.policy.views())  # rank 0's weights on every rank, gradients averaged
 
-    # ----- what a seed group sets and reads ------------------------------------------------------
-    @property
-    def plot_secs(self) -> float:
-        """Redraw curve.png at most this often (a seed group draws its aggregate instead: inf)."""
-        return self.report.plot_secs
-
-    @plot_secs.setter
-    def plot_secs(self, value: float) -> None:
-        self.report.plot_secs = value
-
-    @property
-    def latest_name(self) -> str:
-        """The latest checkpoint's file name (a seed group stages its seeds' checkpoints under another, then commits
-        them)."""
-        return self.checkpoints.latest_name
-
-    @latest_name.setter
-    def latest_name(self, value: str) -> None:
-        self.checkpoints.latest_name = value
-
-    @property
-    def best_return(self) -> float:
-        return self.evaluation.best_return
-
-    @property
-    def last_return(self) -> Optional[float]:
-        return self.evaluation.last_return
-
-    def videos_due(self) -> list[Path]:
-        """The files this evaluation's first episode is recorded to (none most of the time)."""
-        return self.evaluation.videos_due(self.env_step)
-
     # ----- checkpoints -----------------------------------------------------------------------
     def _latest_state(self, finished: Optional[str]) -> dict[str, Any]:
         """Everything an exact resume needs, taken at the top of the loop (under DDP with the collector,
@@ -365,8 +333,8 @@ class Run:
                 pass
         self.release_envs()
         if self.dist.is_main:
-            last = 'none' if self.last_return is None else f'{self.last_return:.2f}'
-            best = 'none' if self.best_return == -float('inf') else f'{self.best_return:.2f}'
+            last = 'none' if self.evaluation.last_return is None else f'{self.evaluation.last_return:.2f}'
+            best = 'none' if self.evaluation.best_return == -float('inf') else f'{self.evaluation.best_return:.2f}'
             print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
                   f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
                   flush=True)
@@ -383,7 +351,7 @@ class Run:
             env_step=self.env_step, train_iter=self.learner.train_iter, wall_time=wall,
             env_steps_per_s=self.env_step / wall if wall else 0.0,
             updates_per_s=self.learner.train_iter / wall if wall else 0.0,
-            best_return=self.best_return, last_return=self.last_return, outcome=outcome,
+            best_return=self.evaluation.best_return, last_return=self.evaluation.last_return, outcome=outcome,
             max_env_step=self.max_env_step, max_train_iter=self.max_train_iter)
 
 

@@ -13,6 +13,7 @@ seeds with its 95% band and a summary of their returns; `tidal resume <group>` c
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -119,8 +120,8 @@ class SeedGroup:
             for cfg, run_dir, state in zip(cfgs, run_dirs, states):
                 run = Run(cfg, run_dir, feed_cls, max_env_step, max_train_iter, progress=False, resume_state=state,
                           record_updates=True)
-                run.plot_secs = math.inf
-                run.latest_name = STAGED
+                run.report.plot_secs = math.inf
+                run.checkpoints.latest_name = STAGED
                 self.members.append(Member(cfg.seed, run, GeneratorSnapshot()))  # the run seeded the generators
         except BaseException:
             for member in self.members:
@@ -352,9 +353,7 @@ class SeedGroup:
         positions = {stacked.index(member): member for member in due}
         runs: list[Optional[EvalEpisodes]] = [None] * len(stacked)
         for index, member in positions.items():
-            run = member.run
-            runs[index] = self._turn(member, lambda: run.evaluator.start(run.learner.train_iter, run.env_step,
-                                                                         run.videos_due()), own_generators=False)
+            runs[index] = self._turn(member, functools.partial(_start_evaluation, member.run), own_generators=False)
         evaluate_together(runs, actor, self._failed(stacked))
         self._acted(actor)
         for index, member in positions.items():
@@ -409,3 +408,8 @@ def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
 def _sync(path: Path) -> None:
     with open(path, 'rb') as file:
         os.fsync(file.fileno())
+
+
+def _start_evaluation(run: Run) -> EvalEpisodes:
+    """Start `run`'s evaluation episodes, recording the first where a video is due."""
+    return run.evaluator.start(run.learner.train_iter, run.env_step, run.evaluation.videos_due(run.env_step))

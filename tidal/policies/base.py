@@ -17,7 +17,7 @@ from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
 from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.base.stages import LearnPlan, PlanFn
-from tidal.config.registration import check_rules_declared
+from tidal.config.declared import check_rules_declared
 from tidal.models.acting import ActingNetwork
 from tidal.policies.compiled import CompiledUpdate, compile_mode
 from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
