@@ -23,8 +23,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, Job, check_tidal_config, display_path, ensure_sb3_venv, read_run, run_lanes,
-                    shown_command, tidal_train_command)
+from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, check_tidal_config, display_path, ensure_sb3_venv,
+                    read_run, run_lanes, shown_command, tidal_train_command)
 from report import (curve_mean, iqm_of, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to_summary)
 
@@ -48,17 +48,11 @@ ARMS = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=100_000)
+    parser = benchmark_parser(__doc__, 100_000, threads=True, pin=True)
     parser.add_argument('--no-sb3', action='store_true', help="leave SB3's arm out")
     parser.add_argument('--arms', nargs='+', choices=list(ARMS), default=list(ARMS),
                         help='the arms to train (the report reads every arm whose runs exist)')
-    parser.add_argument('--threads', type=int, default=1)
-    parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'acrobot')
-    parser.add_argument('--no-pin', action='store_true')
-    parser.add_argument('--report-only', action='store_true')
-    args = parser.parse_args(argv)
+    args = benchmark_args(parser, argv, 'acrobot')
     args.trained = [arm for arm in args.arms if not (arm == 'sb3' and args.no_sb3)]
     # the report's arms: those this call trains, and those an earlier call trained
     args.arms = [arm for arm in ARMS if (arm in args.trained and not args.report_only)

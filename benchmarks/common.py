@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 BENCH_DIR = Path(os.path.abspath(__file__)).parent
 REPO_ROOT = BENCH_DIR.parent
@@ -135,6 +135,16 @@ def display_path(path: Path) -> str:
 
 
 # ---------------------------------------------------------------- tidal commands
+
+def device_name(device: str, cpu_threads: str) -> str:
+    """The GPU's name for a cuda `device`; else the CPU's, with how many torch threads (`cpu_threads`) each run has."""
+    import platform
+
+    import torch
+    if device.startswith('cuda') and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.device(device))
+    return f'CPU ({platform.processor() or platform.machine()}), {cpu_threads}'
+
 
 def merge_overrides(defaults: Iterable[str], extra: Iterable[str]) -> list[str]:
     """`KEY=VALUE` overrides, later ones replacing earlier ones with the same key."""
@@ -458,12 +468,14 @@ def benchmark_parser(doc: str, steps: int | None, quick_steps: int | None = None
     return parser
 
 
-def benchmark_args(parser: argparse.ArgumentParser, argv: list[str] | None, name: str) -> argparse.Namespace:
+def benchmark_args(parser: argparse.ArgumentParser, argv: list[str] | None,
+                   name: str | Callable[[argparse.Namespace], str]) -> argparse.Namespace:
     """The options of a `benchmark_parser`, --quick applied (its smoke-test budget, the first seed) and --out
-    defaulting to benchmarks/results/<name>, or <name>_quick."""
+    defaulting to benchmarks/results/<name>, or <name>_quick; `name` may be read from the options (an arm set's)."""
     args = parser.parse_args(argv)
     quick = args.quick
     if quick:
         args.steps, args.seeds = args.quick_steps, args.seeds[:1]
+    name = name(args) if callable(name) else name
     args.out = args.out or BENCH_DIR / 'results' / (f'{name}_quick' if quick else name)
     return args

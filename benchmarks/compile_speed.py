@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import BENCH_DIR, REPO_ROOT, TIDAL_CMD, read_evals
+from common import BENCH_DIR, REPO_ROOT, TIDAL_CMD, device_name, read_evals
 
 OUT = BENCH_DIR / 'results' / 'compile_speed'
 
@@ -98,14 +98,6 @@ def median_row(repeats: list[dict]) -> dict:
     return {**ordered[(len(ordered) - 1) // 2], 'repeats': [row['env_steps_per_s'] for row in repeats]}
 
 
-def device_name(device: str) -> str:
-    import torch
-    if device.startswith('cuda') and torch.cuda.is_available():
-        return torch.cuda.get_device_name(torch.device(device))
-    import platform
-    return f'CPU ({platform.processor() or platform.machine()}), one torch thread'
-
-
 def table(rows: list[dict]) -> list[str]:
     lines = ['| arm | compile | env steps/s | updates/s | vs its eager | process wall s |', '|---|---|---|---|---|---|']
     for row in rows:
@@ -135,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     runs = args.runs or args.out / 'runs'
-    name = device_name(args.device)
+    name = device_name(args.device, 'one torch thread')
     rows: list[dict] = []
 
     def record(row: dict) -> None:  # written after every arm: a run cut short keeps what it measured

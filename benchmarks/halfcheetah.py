@@ -22,7 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import TIDAL_CMD, BENCH_DIR, Job, display_path, read_run, run_lanes, shown_command, tidal_train_command
+from common import (TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run, run_lanes, shown_command,
+                    tidal_train_command)
 from published import PUBLISHED_FINAL, SB3_ZOO_SAC, SB3_ZOO_SOURCE
 from report import library_row, markdown_table, milestones, plot_curves
 from zoo_curve import FULL_BUDGET, published_table
@@ -34,26 +35,12 @@ ALF_TITLE = ", under ALF's TAAC settings"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=50_000, help='env steps per run (default: %(default)s)')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=None,
-                        help='output folder (default: benchmarks/results/halfcheetah, or ..._quick)')
+    parser = benchmark_parser(__doc__, 50_000, QUICK_STEPS, threads=True)
     parser.add_argument('--alf', action='store_true',
                         help="the arms under ALF's TAAC settings: zoo configs halfcheetah_sac_alf, halfcheetah_taac_alf")
-    parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
     parser.add_argument('--resume', action='store_true',
                         help='keep finished runs, resume stopped ones from their checkpoint, start the rest')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the run folders in --out')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = QUICK_STEPS, args.seeds[:1]
-    if args.out is None:
-        name = 'halfcheetah_alf' if args.alf else 'halfcheetah'
-        args.out = BENCH_DIR / 'results' / (f'{name}_quick' if args.quick else name)
-    return args
+    return benchmark_args(parser, argv, lambda args: 'halfcheetah_alf' if args.alf else 'halfcheetah')
 
 
 def zoo_config(args: argparse.Namespace, policy: str) -> str:

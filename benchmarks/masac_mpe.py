@@ -27,12 +27,11 @@ import importlib.metadata
 import json
 import statistics
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from common import (BENCH_DIR, Job, check_tidal_config, display_path, read_run, run_lanes, shown_command,
-                    tidal_train_command)
+from common import (Job, benchmark_args, benchmark_parser, check_tidal_config, display_path, read_run, run_lanes,
+                    shown_command, tidal_train_command)
 from report import curve_mean, fmt_steps, iqm_of, library_row, markdown_table, milestones, plot_curves
 
 FULL_BUDGET = ['env.stop_value=null']
@@ -73,24 +72,12 @@ ARM_SETS = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__doc__, 300_000, QUICK_STEPS, threads=True)
     parser.add_argument('--arms', choices=sorted(ARM_SETS), default='agent_reward',
                         help='the set of variants to run (default: agent_reward, the per-agent-reward comparison)')
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=300_000, help='env-step budget of every run')
     parser.add_argument('--random-episodes', type=int, default=200)
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=None, help='output folder (default: benchmarks/results/masac_mpe, '
-                        'masac_mpe_team_reward for --arms team_reward)')
-    parser.add_argument('--quick', action='store_true', help=f'smoke test: {QUICK_STEPS} steps, first seed only')
-    parser.add_argument('--report-only', action='store_true', help='rebuild the outputs from the run folders')
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = QUICK_STEPS, args.seeds[:1]
-    if args.out is None:
-        name = 'masac_mpe' if args.arms == 'agent_reward' else f'masac_mpe_{args.arms}'
-        args.out = BENCH_DIR / 'results' / (f'{name}_quick' if args.quick else name)
-    return args
+    return benchmark_args(parser, argv,
+                          lambda args: 'masac_mpe' if args.arms == 'agent_reward' else f'masac_mpe_{args.arms}')
 
 
 def job(args: argparse.Namespace, label: str, seed: int) -> Job:

@@ -16,8 +16,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, SB3_VENV, Job, check_tidal_config, display_path, ensure_sb3_venv, merge_overrides,
-                    read_run, run_batch, shown_command, tidal_train_command, venv_python)
+from common import (BENCH_DIR, SB3_VENV, Job, benchmark_args, benchmark_parser, check_tidal_config, display_path,
+                    ensure_sb3_venv, merge_overrides, read_run, run_batch, shown_command, tidal_train_command,
+                    venv_python)
 from report import (fmt_steps, library_row, markdown_table, milestones, plot_curves, steps_cell,
                     steps_to_summary)
 from sac_pendulum import versions
@@ -62,28 +63,13 @@ QUICK_STEPS = 2 * ROLLOUT
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=25 * ROLLOUT,
-                        help=f'env steps per run of the SB3-defaults arms (a multiple of {ROLLOUT})')
+    parser = benchmark_parser(__doc__, 25 * ROLLOUT, QUICK_STEPS, threads=True, sets=True, pin=True)
     parser.add_argument('--tuned-steps', type=int, default=25 * ROLLOUT, help='env steps per run of the tuned arm')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=None,
-                        help='output folder (default: benchmarks/results/ppo_cartpole, or ..._quick)')
-    parser.add_argument('--quick', action='store_true',
-                        help=f'smoke test: {QUICK_STEPS} steps per arm, first seed only')
-    parser.add_argument('--set', dest='extra_sets', action='append', default=[], metavar='KEY=VALUE',
-                        help='extra override of the tidal SB3-defaults arm (replaces a default with the same key)')
-    parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the run folders in --out')
-    args = parser.parse_args(argv)
+    args = benchmark_args(parser, argv, 'ppo_cartpole')
     if args.quick:
-        args.steps, args.tuned_steps, args.seeds = QUICK_STEPS, QUICK_STEPS, args.seeds[:1]
+        args.tuned_steps = QUICK_STEPS
     if args.steps % ROLLOUT:
         parser.error(f'--steps must be a multiple of {ROLLOUT}: SB3 always finishes its rollout')
-    if args.out is None:
-        args.out = BENCH_DIR / 'results' / ('ppo_cartpole_quick' if args.quick else 'ppo_cartpole')
     return args
 
 

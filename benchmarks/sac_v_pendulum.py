@@ -13,10 +13,9 @@ import importlib.metadata
 import json
 import statistics
 import sys
-from pathlib import Path
 
-from common import (BENCH_DIR, Job, applicable_overrides, display_path, read_run, run_batch, shown_command,
-                    tidal_train_command)
+from common import (Job, applicable_overrides, benchmark_args, benchmark_parser, display_path, read_run, run_batch,
+                    shown_command, tidal_train_command)
 from report import library_row, markdown_table, milestones, plot_curves
 from sac_pendulum import EVAL_EPISODES, TIDAL_OVERRIDES
 
@@ -27,15 +26,7 @@ VALUE_OVERRIDES = ['policy.model.value_hidden_sizes=[256,256]', 'policy.learn.le
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=20_000, help='env steps per run')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
-    parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'sac_v_pendulum', help='output folder')
-    parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the run folders in --out')
-    return parser.parse_args(argv)
+    return benchmark_args(benchmark_parser(__doc__, 20_000, threads=True, pin=True), argv, 'sac_v_pendulum')
 
 
 def policy_overrides() -> dict[str, dict[str, list[str]]]:

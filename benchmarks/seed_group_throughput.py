@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import BENCH_DIR, TIDAL_CMD
+from common import BENCH_DIR, TIDAL_CMD, device_name
 
 OUT = BENCH_DIR / 'results' / 'seed_group_throughput'
 
@@ -51,13 +51,6 @@ def measure(config: str, seeds: int, device: str, steps: int, warmup: int, runs:
             'env_steps_per_s': env_steps / seconds, 'process_wall_s': wall}
 
 
-def device_name(device: str) -> str:
-    import torch
-    if device.startswith('cuda') and torch.cuda.is_available():
-        return torch.cuda.get_device_name(torch.device(device))
-    return 'CPU (one torch thread per run, the configs\' torch_threads)'
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--device', default='cuda')
@@ -71,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = [measure(config, seeds, args.device, args.steps, args.warmup, args.runs or args.out / 'runs')
             for config in args.configs for seeds in args.seeds]
-    name = device_name(args.device)
+    name = device_name(args.device, "one torch thread per run (the configs' torch_threads)")
     lines = [f'Device: {name}.', '', '| config | seeds | env steps/s (all seeds) | gain over one seed |',
              '|---|---|---|---|']
     for row in rows:

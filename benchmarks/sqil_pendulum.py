@@ -23,8 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, applicable_overrides, display_path, merge_overrides, read_run,
-                    run_batch, shown_command, thread_env, tidal_train_command)
+from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, applicable_overrides, benchmark_args, benchmark_parser,
+                    display_path, merge_overrides, read_run, run_batch, shown_command, thread_env, tidal_train_command)
 from report import eval_at, fmt_steps, library_row, milestone_cell, milestones, plot_curves
 from sac_pendulum import EVAL_EPISODES, TIDAL_OVERRIDES
 
@@ -40,19 +40,11 @@ PARALLEL_RUNS = 2  # one per core on the 2-core benchmark machines
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
-    parser.add_argument('--steps', type=int, default=20_000,
-                        help='env steps per SQIL run, and of the expert when one is trained here')
-    parser.add_argument('--threads', type=int, default=1, help='torch threads per training process')
+    parser = benchmark_parser(__doc__, 20_000, threads=True, pin=True)  # --steps: also the expert's, when trained
     parser.add_argument('--expert-ckpt', type=Path, default=DEFAULT_EXPERT,
                         help='checkpoint <run>/ckpt/<name>.pt of a finished pendulum_sac run; one is trained '
                              f'into <out>/runs/expert when it is missing (default: {display_path(DEFAULT_EXPERT)})')
-    parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'sqil_pendulum', help='output folder')
-    parser.add_argument('--no-pin', action='store_true', help='do not pin each run to its own cores')
-    parser.add_argument('--report-only', action='store_true',
-                        help='skip training; rebuild the outputs from the demonstrations and run folders in --out')
-    args = parser.parse_args(argv)
+    args = benchmark_args(parser, argv, 'sqil_pendulum')
     args.expert_ckpt, args.out = Path(os.path.abspath(args.expert_ckpt)), Path(os.path.abspath(args.out))
     args.demos = args.out / 'expert_demos.npz'
     return args

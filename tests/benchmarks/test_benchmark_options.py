@@ -27,3 +27,11 @@ def test_optional_options_appear_only_where_asked(tmp_path):
     args = benchmark_args(benchmark_parser('Doc line.', 100, 10, threads=True, sets=True, pin=True),
                           ['--threads', '2', '--set', 'a=1', '--set', 'b=2', '--no-pin', '--out', str(tmp_path)], 'y')
     assert (args.threads, args.extra_sets, args.no_pin, args.out) == (2, ['a=1', 'b=2'], True, tmp_path)
+
+
+def test_the_output_folder_name_may_follow_an_option():
+    parser = benchmark_parser('Doc line.', 100, 10)
+    parser.add_argument('--alf', action='store_true')
+    name = lambda args: 'halfcheetah_alf' if args.alf else 'halfcheetah'  # noqa: E731
+    assert benchmark_args(parser, ['--alf', '--quick'], name).out.name == 'halfcheetah_alf_quick'
+    assert benchmark_args(parser, [], name).out.name == 'halfcheetah'

@@ -7,7 +7,7 @@ from tidal.envs.env_manager import make_env_manager
 from tidal.base.errors import CheckpointError
 from tidal.policies import TAACPolicy
 from tidal.worker.collector import EpisodeCollector
-from tidal.worker.demos import check_demos, deterministic_mode, load_demos, save_demos
+from tidal.worker.demos import check_demos, deterministic_mode, first_mismatch, load_demos, save_demos
 
 
 def episode(length, start=0.0):
@@ -39,6 +39,14 @@ def test_demos_of_another_env_or_shape_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match=r'has obs_shape 1, but policy.model.obs_shape is \[4\]'):
         check_demos(demos, 'Toy-v0', [4], 1, path)
 
+
+def test_first_mismatch_names_env_then_obs_then_action_shape():
+    recorded = {'env_id': 'Toy-v0', 'obs_shape': [3], 'action_shape': 2}
+    assert first_mismatch(recorded, 'Toy-v0', 3, [2]) is None  # a shape and its one-element list are one shape
+    assert first_mismatch(recorded, 'Other-v0', 4, 5) == 'env_id'
+    assert first_mismatch(recorded, 'Toy-v0', [3, 1], 5) == 'obs_shape'
+    assert first_mismatch(recorded, 'Toy-v0', 3, 5) == 'action_shape'
+    assert first_mismatch({}, None, None, None) is None
 
 def test_missing_or_foreign_demo_file_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="demonstration file '.*none.npz' not found"):

@@ -22,7 +22,7 @@ import yaml
 from tidal.config.ding import DingImportError, ding_stand_ins
 from tidal.config.tree import as_dicts
 from tidal.config.yaml_io import load_yaml
-from tidal.base.errors import ConfigError, TidalError
+from tidal.base.errors import ConfigError, TidalError, one_line
 
 ZOO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'zoo')
 _ENTRIES = ('main_config', 'create_config')
@@ -228,7 +228,7 @@ def _run_python(path: str) -> dict[str, Any]:
     except Exception as err:
         sys.modules.pop(module.__name__, None)
         raise ConfigError(f"config file '{path}' failed to run: {type(err).__name__}: "
-                          f"{_one_line(str(err))}") from err
+                          f"{one_line(err)}") from err
     return {name: module.__dict__[name] for name in (*_ENTRIES, BASE_KEY) if name in module.__dict__}
 
 
@@ -240,7 +240,7 @@ def _load_yaml(path: str) -> Any:
         mark = getattr(err, 'problem_mark', None) or getattr(err, 'context_mark', None)
         where = f' at line {mark.line + 1}' if mark is not None else ''
         problem = getattr(err, 'problem', None) or str(err)
-        raise ConfigError(f"invalid YAML in config file '{path}'{where}: {_one_line(problem)}") from err
+        raise ConfigError(f"invalid YAML in config file '{path}'{where}: {one_line(problem)}") from err
 
 
 def _load_json(path: str) -> Any:
@@ -257,7 +257,7 @@ def _read_text(path: str) -> str:
         with open(path, 'rb') as file:
             data = file.read()
     except OSError as err:
-        raise ConfigError(f"config file '{path}' cannot be read: {err.strerror or _one_line(str(err))}") from err
+        raise ConfigError(f"config file '{path}' cannot be read: {err.strerror or one_line(err)}") from err
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         return data[start:].decode('utf-8')
@@ -265,7 +265,3 @@ def _read_text(path: str) -> str:
         offset = start + err.start
         raise ConfigError(f"config file '{path}' is not UTF-8 text: byte 0x{data[offset]:02x} at byte "
                           f"offset {offset} cannot be decoded") from err
-
-
-def _one_line(text: str) -> str:
-    return ' '.join(text.split())

@@ -23,7 +23,7 @@ from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from tidal.envs.snapshot import (EnvSnapshotError, check_fits, restore_space_rng, snapshot_space_rng)
-from tidal.base.errors import ConfigError, EnvError
+from tidal.base.errors import ConfigError, EnvError, one_line
 from tidal.registry import ENV_MANAGER_REGISTRY
 
 EnvFn = Callable[[], gymnasium.Env]
@@ -87,7 +87,7 @@ class EnvManager:
             obs, _ = self._vector_env.reset(seed=seed)
         except Exception as err:  # say which env failed, as step does
             raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} on reset: "
-                           f"{_one_line(err)}") from err
+                           f"{one_line(err) or type(err).__name__}") from err
         if seed is not None:
             self._vector_env.action_space.seed(seed)
         self._running_return[:] = 0.0
@@ -103,7 +103,7 @@ class EnvManager:
         except Exception as err:  # the env's own bug or a bad env argument: say which env and when
             step = int(self._running_length.max()) + 1
             raise EnvError(f"env '{self.name}' ({self.role} envs) raised {type(err).__name__} in step {step} of "
-                           f"its episode: {_one_line(err)}") from err
+                           f"its episode: {one_line(err) or type(err).__name__}") from err
         next_obs = self._next_obs(obs, info)
         step_reward = self._step_reward(reward, info)
         # next_obs is obs itself unless an episode ended: check it once
@@ -246,10 +246,6 @@ def _float_leaves(tree: Any) -> list[np.ndarray]:
         return [leaf for value in tree for leaf in _float_leaves(value)]
     array = np.asarray(tree)
     return [array] if array.dtype.kind == 'f' else []
-
-
-def _one_line(err: BaseException) -> str:
-    return ' '.join(str(err).split()) or type(err).__name__
 
 
 def _with_rows(batch: Any, rows: np.ndarray, values: Any) -> Any:

@@ -25,7 +25,7 @@ from tidal.policies.common import bootstrap_mask, sample_categorical, sample_wei
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import epsilon_at, gather_action, masked_logits, v_1step_td_error
+from tidal.rl_utils import EpsilonClock, gather_action, masked_logits, v_1step_td_error
 
 
 @POLICY_REGISTRY.register('discrete_sac')
@@ -140,12 +140,11 @@ class DiscreteSACPolicy(SACPolicy):
 
     # ----- collect and eval ------------------------------------------------------------------
     def _init_collect(self) -> None:
-        self._collect_env_step = 0  # env steps collected so far, warm-up included: the clock of epsilon
+        self._epsilon_clock = EpsilonClock(self._cfg.other.eps)
 
     def epsilon(self) -> float:
         """The epsilon of epsilon-greedy collection now (0 when other.eps.type is None)."""
-        schedule = self._cfg.other.eps
-        return 0.0 if schedule.type is None else epsilon_at(self._collect_env_step, schedule)
+        return self._epsilon_clock.epsilon()
 
     @torch.no_grad()
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
@@ -159,16 +158,15 @@ class DiscreteSACPolicy(SACPolicy):
 
     def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
                             timestep: Timestep) -> dict[str, Any]:
-        self._collect_env_step += int(timestep.terminated.shape[0])
+        self._epsilon_clock.tick(int(timestep.terminated.shape[0]))
         return super()._process_transition(obs, policy_output, timestep)
 
     def _state_dict_collect(self) -> dict[str, Any]:
-        """The env steps collected, so that a resumed run continues the epsilon schedule where it stopped."""
-        return {**super()._state_dict_collect(), 'env_step': torch.tensor(self._collect_env_step)}
+        return {**super()._state_dict_collect(), **self._epsilon_clock.state_dict()}
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
         super()._load_state_dict_collect(state)
-        self._collect_env_step = int(state.get('env_step', 0))
+        self._epsilon_clock.load_state_dict(state)
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
         _, mask = split_action_mask(obs)

@@ -24,7 +24,7 @@ from tidal.policies.base import Policy, Stateful
 from tidal.policies.common import (UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical, sample_weight,
                                    split_action_mask, td_reward)
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import epsilon_at, gather_action, masked_logits, td_target
+from tidal.rl_utils import EpsilonClock, gather_action, masked_logits, td_target
 
 
 @POLICY_REGISTRY.register('dqn')
@@ -138,11 +138,11 @@ class DQNPolicy(Policy):
 
     # ----- collect and eval ------------------------------------------------------------------
     def _init_collect(self) -> None:
-        self._collect_env_step = 0  # env steps collected so far, warm-up included: the clock of epsilon
+        self._epsilon_clock = EpsilonClock(self._cfg.other.eps)
 
     def epsilon(self) -> float:
         """The epsilon of epsilon-greedy collection now."""
-        return epsilon_at(self._collect_env_step, self._cfg.other.eps)
+        return self._epsilon_clock.epsilon()
 
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:
         return self._acting('collect').forward(obs)
@@ -177,15 +177,14 @@ class DQNPolicy(Policy):
 
     def _process_transition(self, obs: Any, policy_output: dict[str, torch.Tensor],
                             timestep: Timestep) -> dict[str, Any]:
-        self._collect_env_step += int(timestep.terminated.shape[0])
+        self._epsilon_clock.tick(int(timestep.terminated.shape[0]))
         return super()._process_transition(obs, policy_output, timestep)
 
     def _state_dict_collect(self) -> dict[str, Any]:
-        """The env steps collected, so that a resumed run continues the epsilon schedule where it stopped."""
-        return {'env_step': torch.tensor(self._collect_env_step)}
+        return self._epsilon_clock.state_dict()
 
     def _load_state_dict_collect(self, state: dict[str, Any]) -> None:
-        self._collect_env_step = int(state.get('env_step', 0))
+        self._epsilon_clock.load_state_dict(state)
 
     def _random_action(self, obs: Any) -> dict[str, torch.Tensor]:
         observation, mask = split_action_mask(obs)

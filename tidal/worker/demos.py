@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -118,13 +118,27 @@ def load_demos(path: str | os.PathLike) -> Demos:
 def check_demos(demos: Demos, env_id: str, obs_shape: Any, action_shape: Any, path: str | os.PathLike) -> None:
     """Refuse demonstrations recorded on another env or with other observation/action shapes."""
     meta = demos.metadata
-    if meta.get('env_id') != env_id:
+    key = first_mismatch(meta, env_id, obs_shape, action_shape)
+    if key == 'env_id':
         raise CheckpointError(f"demonstration file '{path}' was recorded on env '{meta.get('env_id')}', "
                               f"but env.env_id is '{env_id}'")
+    if key is not None:
+        expected = obs_shape if key == 'obs_shape' else action_shape
+        raise CheckpointError(f"demonstration file '{path}' has {key} {meta.get(key)}, but "
+                              f"policy.model.{key} is {expected}")
+
+
+def first_mismatch(recorded: Mapping[str, Any], env_id: Optional[str], obs_shape: Any,
+                   action_shape: Any) -> Optional[str]:
+    """The first of 'env_id', 'obs_shape', 'action_shape' on which `recorded` (demonstrations' metadata, an
+    expert's env and model keys) differs from the run's; None when it fits. A shape and a one-element list of it
+    are the same shape."""
+    if recorded.get('env_id') != env_id:
+        return 'env_id'
     for key, expected in (('obs_shape', obs_shape), ('action_shape', action_shape)):
-        if _as_list(meta.get(key)) != _as_list(expected):
-            raise CheckpointError(f"demonstration file '{path}' has {key} {meta.get(key)}, but "
-                                  f"policy.model.{key} is {expected}")
+        if _as_list(recorded.get(key)) != _as_list(expected):
+            return key
+    return None
 
 
 def _as_list(shape: Any) -> list:

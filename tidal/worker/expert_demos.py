@@ -15,7 +15,7 @@ from tidal.envs.env_manager import EnvManager
 from tidal.worker.builders import build_env_manager, build_policy
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.collector import EpisodeCollector
-from tidal.worker.demos import Demos, _as_list, as_demos, deterministic_mode
+from tidal.worker.demos import Demos, as_demos, deterministic_mode, first_mismatch
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 from tidal.worker.run_groups import run_checkpoint
 
@@ -73,11 +73,13 @@ def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
 
 def _check_expert_fits(expert: EasyDict, cfg: EasyDict, path: str) -> None:
     """Refuse an expert trained on another env, or with other observation or action shapes, in one line."""
-    if expert.env.get('env_id') != cfg.env.get('env_id'):
-        raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert of env '{expert.env.get('env_id')}', but "
+    model = cfg.policy.model
+    recorded = {'env_id': expert.env.get('env_id'), **{key: expert.policy.model.get(key)
+                                                       for key in ('obs_shape', 'action_shape')}}
+    key = first_mismatch(recorded, cfg.env.get('env_id'), model.get('obs_shape'), model.get('action_shape'))
+    if key == 'env_id':
+        raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert of env '{recorded['env_id']}', but "
                               f"env.env_id is '{cfg.env.get('env_id')}'")
-    for key in ('obs_shape', 'action_shape'):
-        theirs, ours = expert.policy.model.get(key), cfg.policy.model.get(key)
-        if _as_list(theirs) != _as_list(ours):
-            raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert with policy.model.{key} {theirs}, but this "
-                                  f"run's is {ours}")
+    if key is not None:
+        raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert with policy.model.{key} {recorded[key]}, but "
+                              f"this run's is {model.get(key)}")

@@ -53,7 +53,7 @@ def connect_ray(cfg: EasyDict) -> None:
         ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError) as err:
         where = f"the Ray cluster at ray.address='{cfg.ray.address}'" if cfg.ray.address else 'a local Ray'
-        raise RayClusterError(f'cannot start or join {where}: {one_line(err)}') from None
+        raise RayClusterError(f'cannot start or join {where}: {last_line(err)}') from None
 
 
 def ray_actors(cfg: EasyDict) -> int:
@@ -153,7 +153,7 @@ def _check_listening(address: str, what: str, remedy: str) -> None:
                               f'or leave ray.address empty for a local Ray') from None
 
 
-def one_line(err: BaseException) -> str:
+def last_line(err: BaseException) -> str:
     """The last line of `err`'s message: Ray's end with the cause, after their tracebacks."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     return lines[-1] if lines else type(err).__name__

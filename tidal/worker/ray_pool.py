@@ -20,7 +20,7 @@ from tidal.base.modes import CollectView
 from tidal.base.nest import to_cpu
 from tidal.config.tree import to_plain
 from tidal.rl_utils.normalizer import moments_added
-from tidal.worker.ray_cluster import connect_ray, one_line
+from tidal.worker.ray_cluster import connect_ray, last_line
 from tidal.worker.ray_worker import RolloutWorker
 from tidal.worker.rng import stream_seed
 
@@ -188,7 +188,7 @@ class WorkerPool:
         cause = getattr(err, 'cause', None)
         if isinstance(cause, (PolicyError, ConfigError)):
             # the policy's or the config's own error fails the same way in a fresh process: no restart
-            raise WorkerError(f'{where}: {one_line(cause)}') from None
+            raise WorkerError(f'{where}: {last_line(cause)}') from None
         if self._failures[index] > self.max_restarts:
             raise WorkerError(f'{where}, {self._failures[index]} times in a row; stopping '
                               f'(collector.max_restarts={self.max_restarts}): {error_cause(err)}') from None
@@ -252,5 +252,5 @@ def error_cause(err: BaseException) -> str:
     """The worker's own error, in one line, without Ray's traceback."""
     cause = getattr(err, 'cause', None)
     if isinstance(cause, BaseException):
-        return f'{type(cause).__name__}: {one_line(cause)}'
-    return f'{type(err).__name__}: {one_line(err)}'
+        return f'{type(cause).__name__}: {last_line(cause)}'
+    return f'{type(err).__name__}: {last_line(err)}'
