@@ -113,7 +113,6 @@ def _import_failure(err: BaseException) -> str:
     return f'{type(err).__name__}: {one_line(err)}'
 
 
-
 #: The registries users add to from modules of their own (the unknown-name error says how to import one).
 USER_KINDS = ('policy', 'model', 'env')
 

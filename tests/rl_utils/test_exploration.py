@@ -1,9 +1,6 @@
-import math
-
 import pytest
-import torch
 
-from tidal.rl_utils import EpsilonClock, epsilon_at
+from tidal.rl_utils import epsilon_at
 
 
 def test_linear_epsilon_falls_to_end_at_decay_and_stays():
@@ -11,27 +8,6 @@ def test_linear_epsilon_falls_to_end_at_decay_and_stays():
     assert epsilon_at(0, schedule) == 1.0
     assert epsilon_at(50, schedule) == pytest.approx(0.55)
     assert epsilon_at(100, schedule) == epsilon_at(1000, schedule) == pytest.approx(0.1)
-
-
-def test_epsilon_clock_counts_env_steps_and_round_trips_its_state():
-    schedule = {'type': 'exp', 'start': 1.0, 'end': 0.0, 'decay': 10}
-    clock = EpsilonClock(schedule)
-    clock.tick(4)
-    clock.tick(3)
-    assert clock.env_step == 7 and clock.epsilon() == pytest.approx(math.exp(-0.7))
-    state = clock.state_dict()
-    assert torch.equal(state['env_step'], torch.tensor(7))
-    resumed = EpsilonClock(schedule)
-    resumed.load_state_dict(state)
-    assert resumed.epsilon() == clock.epsilon()
-    resumed.load_state_dict({})  # a collect state written without the clock starts the schedule over
-    assert resumed.env_step == 0 and resumed.epsilon() == 1.0
-
-
-def test_epsilon_clock_without_a_schedule_type_never_explores():
-    clock = EpsilonClock({'type': None, 'start': 1.0, 'end': 1.0, 'decay': 1})
-    clock.tick(100)
-    assert clock.epsilon() == 0.0
 
 
 def test_unknown_schedule_type_names_the_key():

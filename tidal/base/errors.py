@@ -7,6 +7,17 @@ def one_line(value: Any) -> str:
     return ' '.join(str(value).split())
 
 
+def first_line(err: BaseException) -> str:
+    """The first line of `err`'s message (a tracking service's runs on to tracebacks and advice), else its type."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+def last_line(err: BaseException) -> str:
+    """The last line of `err`'s message (Ray's ends with the cause, after its tracebacks), else its type."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
 class TidalError(Exception):
     """Base of every error caused by user input (config, names, files, env ids)."""
 

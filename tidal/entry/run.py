@@ -333,8 +333,9 @@ class Run:
                 pass
         self.release_envs()
         if self.dist.is_main:
-            last = 'none' if self.evaluation.last_return is None else f'{self.evaluation.last_return:.2f}'
-            best = 'none' if self.evaluation.best_return == -float('inf') else f'{self.evaluation.best_return:.2f}'
+            evaluation = self.evaluation
+            last = 'none' if evaluation.last_return is None else f'{evaluation.last_return:.2f}'
+            best = 'none' if evaluation.best_return == -float('inf') else f'{evaluation.best_return:.2f}'
             print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
                   f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
                   flush=True)

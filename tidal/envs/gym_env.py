@@ -191,7 +191,6 @@ class GymEnv:
                        f"'{self.env_id}' (env.env_id): expected Discrete(n) or a 1-D Box")
 
 
-
 def _shape(shape: tuple[int, ...]) -> int | list[int]:
     return int(shape[0]) if len(shape) == 1 else [int(size) for size in shape]
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import torch
 
 from tidal.base.gradient_sync import sync_gradients
 from tidal.base.stages import LearnPlan
 from tidal.policies.compiled import CompiledUpdate
+from tidal.rl_utils.exploration import epsilon_at
 from tidal.rl_utils.td import nstep_return
 
 
@@ -41,6 +42,28 @@ class UpdateCount:
 
     def load_state_dict(self, state: torch.Tensor) -> None:
         self.value = int(state)
+
+
+class EpsilonClock:
+    """The env steps a policy has collected (warm-up included) and the epsilon of `schedule` (other.eps) at them;
+    its state rides in the collect state dict, so that a resumed run continues the schedule where it stopped."""
+
+    def __init__(self, schedule: Mapping[str, Any]) -> None:
+        self.schedule = schedule
+        self.env_step = 0
+
+    def epsilon(self) -> float:
+        """epsilon now (0 when the schedule's type is None: no epsilon-greedy collection)."""
+        return 0.0 if self.schedule['type'] is None else epsilon_at(self.env_step, self.schedule)
+
+    def tick(self, env_steps: int) -> None:
+        self.env_step += env_steps
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {'env_step': torch.tensor(self.env_step)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.env_step = int(state.get('env_step', 0))
 
 
 def _backward_and_sync(optimizer: torch.optim.Optimizer, loss: torch.Tensor,

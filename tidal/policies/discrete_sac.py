@@ -21,11 +21,12 @@ from tidal.base.errors import ConfigError
 from tidal.base.modes import ActingSteps, Timestep, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import bootstrap_mask, sample_categorical, sample_weight, split_action_mask, td_reward
+from tidal.policies.common import (EpsilonClock, bootstrap_mask, sample_categorical, sample_weight, split_action_mask,
+                                   td_reward)
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import EpsilonClock, gather_action, masked_logits, v_1step_td_error
+from tidal.rl_utils import gather_action, masked_logits, v_1step_td_error
 
 
 @POLICY_REGISTRY.register('discrete_sac')

@@ -21,10 +21,10 @@ from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.base import Policy, Stateful
-from tidal.policies.common import (UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical, sample_weight,
-                                   split_action_mask, td_reward)
+from tidal.policies.common import (EpsilonClock, UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical,
+                                   sample_weight, split_action_mask, td_reward)
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import EpsilonClock, gather_action, masked_logits, td_target
+from tidal.rl_utils import gather_action, masked_logits, td_target
 
 
 @POLICY_REGISTRY.register('dqn')

@@ -1,6 +1,6 @@
 """Pure functions of RL maths; they know no algorithm and no training loop."""
 from tidal.rl_utils.distributions import gumbel_max_sample, masked_logits, tanh_gaussian_log_prob, tanh_gaussian_sample
-from tidal.rl_utils.exploration import EpsilonClock, epsilon_at, noisy_action
+from tidal.rl_utils.exploration import epsilon_at, noisy_action
 from tidal.rl_utils.gae import gae
 from tidal.rl_utils.ppo import explained_variance, normalize_advantage, ppo_policy_loss, ppo_value_loss
 from tidal.rl_utils.sample import StepType, step_type
@@ -8,7 +8,7 @@ from tidal.rl_utils.td import (compare_through_return, gather_action, nstep_retu
                                td_target, v_1step_td_error)
 from tidal.rl_utils.vtrace import vtrace
 
-__all__ = ['EpsilonClock', 'StepType', 'compare_through_return', 'epsilon_at', 'explained_variance', 'gae',
-           'gather_action', 'gumbel_max_sample', 'masked_logits', 'noisy_action', 'normalize_advantage',
-           'nstep_return', 'per_sample', 'ppo_policy_loss', 'ppo_value_loss', 'q_1step_td_error',
-           'tanh_gaussian_log_prob', 'step_type', 'tanh_gaussian_sample', 'td_target', 'v_1step_td_error', 'vtrace']
+__all__ = ['StepType', 'compare_through_return', 'epsilon_at', 'explained_variance', 'gae', 'gather_action',
+           'gumbel_max_sample', 'masked_logits', 'noisy_action', 'normalize_advantage', 'nstep_return', 'per_sample',
+           'ppo_policy_loss', 'ppo_value_loss', 'q_1step_td_error', 'tanh_gaussian_log_prob', 'step_type',
+           'tanh_gaussian_sample', 'td_target', 'v_1step_td_error', 'vtrace']

@@ -20,28 +20,6 @@ def epsilon_at(env_step: int, schedule: Mapping[str, Any]) -> float:
     raise ConfigError(f"policy.other.eps.type must be 'linear', 'exp' or None, got {schedule['type']!r}")
 
 
-class EpsilonClock:
-    """The env steps a policy has collected (warm-up included) and the epsilon of `schedule` (other.eps) at them;
-    its state rides in the collect state dict, so that a resumed run continues the schedule where it stopped."""
-
-    def __init__(self, schedule: Mapping[str, Any]) -> None:
-        self.schedule = schedule
-        self.env_step = 0
-
-    def epsilon(self) -> float:
-        """epsilon now (0 when the schedule's type is None: no epsilon-greedy collection)."""
-        return 0.0 if self.schedule['type'] is None else epsilon_at(self.env_step, self.schedule)
-
-    def tick(self, env_steps: int) -> None:
-        self.env_step += env_steps
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {'env_step': torch.tensor(self.env_step)}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.env_step = int(state.get('env_step', 0))
-
-
 def noisy_action(action: torch.Tensor, noise: torch.Tensor, noise_clip: Optional[tuple[float, float]] = None,
                  ) -> torch.Tensor:
     """action + noise, the noise first clipped to `noise_clip` (min, max) where given, the sum kept in the

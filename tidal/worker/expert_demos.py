@@ -74,8 +74,7 @@ def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
 def _check_expert_fits(expert: EasyDict, cfg: EasyDict, path: str) -> None:
     """Refuse an expert trained on another env, or with other observation or action shapes, in one line."""
     model = cfg.policy.model
-    recorded = {'env_id': expert.env.get('env_id'), **{key: expert.policy.model.get(key)
-                                                       for key in ('obs_shape', 'action_shape')}}
+    recorded = {**expert.policy.model, 'env_id': expert.env.get('env_id')}
     key = first_mismatch(recorded, cfg.env.get('env_id'), model.get('obs_shape'), model.get('action_shape'))
     if key == 'env_id':
         raise CheckpointError(f"{_MODEL_PATH} '{path}' is an expert of env '{recorded['env_id']}', but "

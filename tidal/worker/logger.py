@@ -23,9 +23,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tensorboardX import SummaryWriter
 
+from tidal.base.errors import first_line
 from tidal.worker.event_files import cut_events_after, next_writer_number
 from tidal.worker.plot import EVAL_COLUMNS
-from tidal.worker.tracking import Tracker, first_line
+from tidal.worker.tracking import Tracker
 
 FLUSH_SECS = 5  # TensorBoard events reach the disk at least this often, so a killed run keeps them
 TRACKED_FILES = ('curve.png', 'config.yaml', 'summary.json')  # of the run folder, uploaded at a run's end

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from easydict import EasyDict
 
-from tidal.base.errors import TidalError
+from tidal.base.errors import TidalError, last_line
 from tidal.config.compiler import IMPORT_PATHS
 from tidal.config.tree import value_at
 from tidal.registry import module_name
@@ -151,9 +151,3 @@ def _check_listening(address: str, what: str, remedy: str) -> None:
     except OSError as err:
         raise RayClusterError(f'no Ray cluster at {what} ({err.strerror or err}); {remedy} '
                               f'or leave ray.address empty for a local Ray') from None
-
-
-def last_line(err: BaseException) -> str:
-    """The last line of `err`'s message: Ray's end with the cause, after their tracebacks."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    return lines[-1] if lines else type(err).__name__

@@ -15,12 +15,12 @@ from typing import Any, Callable, Optional
 
 from easydict import EasyDict
 
-from tidal.base.errors import ConfigError, PolicyError, TidalError
+from tidal.base.errors import ConfigError, PolicyError, TidalError, last_line
 from tidal.base.modes import CollectView
 from tidal.base.nest import to_cpu
 from tidal.config.tree import to_plain
 from tidal.rl_utils.normalizer import moments_added
-from tidal.worker.ray_cluster import connect_ray, last_line
+from tidal.worker.ray_cluster import connect_ray
 from tidal.worker.ray_worker import RolloutWorker
 from tidal.worker.rng import stream_seed
 

@@ -1,5 +1,5 @@
 """Tracking services a run's scalars go to besides TensorBoard and evals.csv (`logger.backends`)."""
 from tidal.worker.tracking.backends import BACKENDS, backends, check_backends, open_trackers
-from tidal.worker.tracking.tracker import TrackedRun, Tracker, first_line
+from tidal.worker.tracking.tracker import TrackedRun, Tracker
 
-__all__ = ['BACKENDS', 'TrackedRun', 'Tracker', 'backends', 'check_backends', 'first_line', 'open_trackers']
+__all__ = ['BACKENDS', 'TrackedRun', 'Tracker', 'backends', 'check_backends', 'open_trackers']

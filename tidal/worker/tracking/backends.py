@@ -14,10 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tidal.base.errors import ConfigError, TidalError
+from tidal.base.errors import ConfigError, TidalError, first_line
 from tidal.config.tree import to_plain
 from tidal.worker.run_groups import GROUP_FILE
-from tidal.worker.tracking.tracker import TrackedRun, Tracker, first_line
+from tidal.worker.tracking.tracker import TrackedRun, Tracker
 
 BACKENDS = ('tensorboard', 'wandb', 'mlflow')
 REACH_SECS = 5.0  # how long the check waits for an http(s) tracking server

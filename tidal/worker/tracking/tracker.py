@@ -48,8 +48,3 @@ def flat_params(config: Mapping[str, Any], prefix: str = '') -> dict[str, Any]:
         else:
             flat[path] = value
     return flat
-
-
-def first_line(err: BaseException) -> str:
-    """The first line of a tracking service's error (theirs run to tracebacks and advice), else its type."""
-    return (str(err).strip().splitlines() or [type(err).__name__])[0]
