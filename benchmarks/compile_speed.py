@@ -137,18 +137,30 @@ def main(argv: list[str] | None = None) -> None:
                                                           indent=2) + '\n')
         (args.out / 'table.md').write_text('\n'.join([f'Device: {name}.', '', *table(rows)]) + '\n')
 
+    def measure(label: str, mode: str, one_run) -> None:
+        """One arm's median over the repeats; an arm whose run fails is reported and the next arm still runs."""
+        try:
+            record(median_row([one_run(runs / f'repeat{repeat}') for repeat in range(args.repeats)]))
+        except subprocess.CalledProcessError as failed:
+            print(f'  {label} compile={mode}: FAILED, exit {failed.returncode} (its stderr is above)', flush=True)
+            failures.append(f'{label} compile={mode}: exit {failed.returncode}')
+
+    failures: list[str] = []
     for arm in args.arms:
         if arm == 'sb3':
-            record(median_row([run_sb3(args.sb3_env, args.device, args.window, runs / f'repeat{repeat}')
-                               for repeat in range(args.repeats)]))
+            measure(f'SB3 sac ({args.sb3_env})', '-',
+                    lambda where: run_sb3(args.sb3_env, args.device, args.window, where))
             continue
         config = args.sac_config if arm == 'sac' else args.ppo_config
         window = args.window if arm == 'sac' else rollout_steps(config) * args.ppo_rollouts
         for mode, acting in [*((mode, 'learner') for mode in args.modes),
                              *((mode, 'cpu') for mode in args.acting_cpu_modes)]:
-            record(median_row([run_tidal(config, arm, mode, args.device, window, runs / f'repeat{repeat}', acting)
-                               for repeat in range(args.repeats)]))
+            measure(f'tidal {arm} ({config}, acting on {acting})', mode,
+                    lambda where, mode=mode, acting=acting: run_tidal(config, arm, mode, args.device, window,
+                                                                      where, acting))
     print('\n'.join([f'Device: {name}.', '', *table(rows)]))
+    if failures:
+        raise SystemExit('arms that failed: ' + '; '.join(failures))
 
 
 if __name__ == '__main__':

@@ -18,6 +18,8 @@ script on a CPU. On a machine with PyTorch but without tidal's other packages, c
     python benchmarks/gpu_check.py [--parts speed tests] [--budget-s 560] [--out DIR] [--quick]
 """
 import argparse
+import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,11 +32,21 @@ ROOT = BENCH.parent
 EXPECTED_S = {'speed': 420, 'tests': 300, 'seed_group': 240, 'learning': 540}
 
 
-def run_tests(out: Path, quick: bool, limit_s: float) -> str:
-    """`pytest -m gpu`: its last line, the full output in gpu_tests.log."""
+def gpu_test_modules() -> list[str]:
+    """The test modules that hold `gpu` tests: collecting only these keeps a device image without the test extras
+    (Ray, Minari, import-linter, ...) from failing the collection of modules that need none of CUDA."""
+    return sorted(str(path.relative_to(ROOT)) for path in (ROOT / 'tests').rglob('test_*.py')
+                  if 'mark.gpu' in path.read_text(encoding='utf-8'))
+
+
+def run_tests(out: Path, quick: bool, limit_s: float, workers: int) -> str:
+    """`pytest -m gpu` over the modules that hold such tests, in `workers` processes sharing the GPU where
+    pytest-xdist is there: its last line, the full output in gpu_tests.log."""
     select = ['-k', 'sac and not sac_v and not sqil and not discrete'] if quick else []
+    spread = ['-n', str(workers)] if workers > 1 and importlib.util.find_spec('xdist') else []
     try:
-        result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-m', 'gpu', '-rs', *select, 'tests'],
+        result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-m', 'gpu', '-rfEs', '-p', 'no:cacheprovider',
+                                 '--durations=10', *spread, *select, *gpu_test_modules()],
                                 cwd=ROOT, capture_output=True, text=True, timeout=limit_s)
     except subprocess.TimeoutExpired as stopped:
         output = (stopped.stdout or b'').decode() if isinstance(stopped.stdout, bytes) else (stopped.stdout or '')
@@ -43,6 +55,13 @@ def run_tests(out: Path, quick: bool, limit_s: float) -> str:
     (out / 'gpu_tests.log').write_text(result.stdout + result.stderr)
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     return lines[-1] if lines else f'pytest exited {result.returncode} with no output'
+
+
+def with_repo_path() -> dict[str, str]:
+    """The environment with the repository first on PYTHONPATH: a part runs from benchmarks/, where a relative
+    PYTHONPATH entry (an uninstalled checkout's `.`) no longer finds tidal."""
+    paths = [str(ROOT), *(entry for entry in os.environ.get('PYTHONPATH', '').split(os.pathsep) if entry)]
+    return {**os.environ, 'PYTHONPATH': os.pathsep.join(paths)}
 
 
 def part_command(part: str, device: str, out: Path, runs: Path, quick: bool) -> list[str]:
@@ -68,6 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--parts', nargs='+', default=['speed', 'tests'], choices=list(EXPECTED_S))
     parser.add_argument('--budget-s', type=float, default=560, help='seconds this call may take')
     parser.add_argument('--out', type=Path, default=BENCH / 'results' / 'gpu_check')
+    parser.add_argument('--test-workers', type=int, default=8,
+                        help='pytest-xdist processes for the gpu tests (they share the one GPU)')
+    parser.add_argument('--tests-limit-s', type=float, help='seconds the gpu tests may take at most')
     parser.add_argument('--quick', action='store_true', help='tiny budgets, to check the script on a CPU')
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -85,10 +107,11 @@ def main(argv: list[str] | None = None) -> None:
             continue
         began = time.perf_counter()
         if part == 'tests':
-            print(f'gpu tests: {run_tests(args.out, args.quick, max(left - 10, 60))}', flush=True)
+            limit = min(left - 10, args.tests_limit_s) if args.tests_limit_s else left - 10
+            print(f'gpu tests: {run_tests(args.out, args.quick, max(limit, 60), args.test_workers)}', flush=True)
         else:
             script, *rest = part_command(part, device, args.out, runs / part, args.quick)
-            result = subprocess.run([sys.executable, str(BENCH / script), *rest], cwd=BENCH)
+            result = subprocess.run([sys.executable, str(BENCH / script), *rest], cwd=BENCH, env=with_repo_path())
             if result.returncode:
                 print(f'{part}: {script} exited {result.returncode}', flush=True)
         print(f'{part}: {time.perf_counter() - began:.0f} s', flush=True)
