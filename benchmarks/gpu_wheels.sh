@@ -4,7 +4,8 @@
 # Stable-Baselines3 with what it needs beyond them and the GPU image (pandas, cloudpickle are there), for
 # compile_speed.py's SB3 arm.
 # There: pip install --no-index --no-deps --target SITE benchmarks/.wheels/*.whl, then PYTHONPATH=SITE:. and
-# MUJOCO_GL=egl python3 benchmarks/gpu_check.py.
+# MUJOCO_GL=disable python3 benchmarks/gpu_check.py (no part renders; an image without EGL's libraries fails
+# to import mujoco with MUJOCO_GL=egl).
 set -euo pipefail
 cd "$(dirname "$0")"
 version() { python3 -m pip show "$1" | sed -n 's/^Version: //p'; }

@@ -3,6 +3,7 @@ and batch; no host read in an update; compiled updates equal to eager ones; on a
 update equal to the CPU's, free of device syncs, and each policy trained, checkpointed and moved CPU <-> GPU."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import traceback
@@ -113,17 +114,18 @@ def capture_first_update(name: str, demos: Path, monkeypatch: pytest.MonkeyPatch
         captured.update(info=clone(info), after=clone(learner.policy.state_dict()))
         raise _Captured
 
-    monkeypatch.setattr(Learner, 'train', first_train)
-    with pytest.raises(_Captured):
-        train(config, seed=0, max_env_step=steps, progress=False,
-              overrides=short_run_overrides(name, demos, 'exp_name=first_update', *extra))
-    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:  # undoes only this patch: the test's chdir stays
+        patch.setattr(Learner, 'train', first_train)
+        with pytest.raises(_Captured):
+            train(config, seed=0, max_env_step=steps, progress=False,
+                  overrides=short_run_overrides(name, demos, 'exp_name=first_update', *extra))
     return FirstUpdate(**captured)
 
 
 def replay(update: FirstUpdate, device: str, forward: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
-           **policy_changes: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """(policy, info, learn state after) of the update replayed by a fresh policy on `device`."""
+           cpu_draws: bool = True, **policy_changes: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """(policy, info, learn state after) of the update replayed by a fresh policy on `device`, its random draws
+    made on the CPU's generator (`cpu_draws`, so that both devices draw the same numbers) or on the device's."""
     cfg = copy.deepcopy(update.cfg)
     cfg.device = device
     for path, value in policy_changes.items():
@@ -135,7 +137,7 @@ def replay(update: FirstUpdate, device: str, forward: Callable[[Any, dict[str, A
     policy = policy_class(cfg.type, cfg)(cfg)
     policy.learn_mode.load_state_dict(clone(update.before))  # on the CPU, as a resumed run loads its checkpoint
     batch = to_device(update.batch, device)
-    with cpu_randomness():
+    with cpu_randomness() if cpu_draws else contextlib.nullcontext():
         torch.manual_seed(update.seed)
         info = (forward or (lambda policy, batch: policy.learn_mode.forward(batch)))(policy, batch)
     return policy, info, policy.learn_mode.state_dict()
@@ -152,9 +154,20 @@ def to_device(tree: Any, device: str) -> Any:
 
 
 def plain(state: dict[str, Any]) -> dict[str, Any]:
-    """A learn state with its 0-d tensors as floats (a compiled update's optimizers hold their rates as tensors)."""
-    return tree_map(lambda leaf: float(leaf) if isinstance(leaf, torch.Tensor) and leaf.dim() == 0 else leaf, state,
-                    sequences=True)
+    """A learn state with its 0-d tensors as floats (a compiled update's optimizers hold their rates as tensors)
+    and without the optimizers' `capturable` flags, which compiling an optimizer step on a GPU turns on."""
+    numbers = tree_map(lambda leaf: float(leaf) if isinstance(leaf, torch.Tensor) and leaf.dim() == 0 else leaf,
+                       state, sequences=True)
+    return _without_capturable(numbers)
+
+
+def _without_capturable(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: _without_capturable(value) for key, value in tree.items()
+                if not (key == 'capturable' and 'params' in tree)}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_without_capturable(value) for value in tree)
+    return tree
 
 
 def scalars_of(info: dict[str, Any]) -> dict[str, torch.Tensor]:
@@ -344,7 +357,7 @@ def test_an_update_on_the_gpu_never_waits_for_it(name, demos, tmp_path, monkeypa
         finally:
             torch.cuda.set_sync_debug_mode('default')
 
-    replay(update, 'cuda', synced_second_update)
+    replay(update, 'cuda', synced_second_update, cpu_draws=False)  # a CPU draw moved to the GPU is itself a wait
 
 
 @pytest.mark.gpu

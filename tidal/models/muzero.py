@@ -242,7 +242,7 @@ class MuZeroModel(nn.Module):
             latent_error = (latent - targets.latent).pow(2).flatten(2).mean(dim=2)
             terms['latent'] = latent_error.masked_fill(targets.beyond_episode_end, 0.0)  # no observation there
         step_weight = targets.value.new_full((num_steps,), 1.0 / max(num_steps - 1, 1))
-        step_weight[0] = 1.0
+        step_weight[:1].fill_(1.0)  # a fill, not a copy of a host scalar: no wait for the device
         total = sum(terms.values(), targets.value.new_zeros(targets.value.shape))
         per_sample = (total * step_weight).sum(dim=1)
         if weight is not None:
