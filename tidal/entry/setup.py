@@ -1,8 +1,10 @@
 """A run's config and folder: compiling the user's input and making the run folder (before any part is built)."""
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
@@ -24,12 +26,28 @@ def load_config(input_cfg: ConfigInput, seed: Optional[int] = None, overrides: I
 
 
 def new_run_dir(exp_name: str) -> Path:
-    """`exp_name`, or `exp_name_<timestamp>` if that folder already holds a run (never overwrite one)."""
+    """`exp_name`, or a new `exp_name_<yymmdd_hhmmss>` (`_2`, `_3`, ... after it when runs start in the same
+    second) if that folder already holds a run: a run never writes into another's folder, and the move is said in
+    one line, since the commands that follow name the folder."""
     run_dir = Path(exp_name)
-    if run_dir.exists() and any(run_dir.iterdir()):
-        run_dir = Path(f"{exp_name}_{time.strftime('%y%m%d_%H%M%S')}")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if not (run_dir.exists() and any(run_dir.iterdir())):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return run_dir
+    stamped = f"{exp_name}_{time.strftime('%y%m%d_%H%M%S')}"
+    names = (Path(stamped if attempt == 1 else f'{stamped}_{attempt}') for attempt in itertools.count(1))
+    run_dir = next(name for name in names if _made(name))
+    print(f"tidal: '{exp_name}' already holds a run, so this run writes to '{run_dir}' "
+          '(give --exp-name to choose the folder)', file=sys.stderr, flush=True)
     return run_dir
+
+
+def _made(folder: Path) -> bool:
+    """Whether this process made `folder` now: of several processes asking for one name, one gets it."""
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        return False
+    return True
 
 
 def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Optional[int],
