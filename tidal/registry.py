@@ -116,6 +116,22 @@ def _import_failure(err: BaseException) -> str:
 #: The registries users add to from modules of their own (the unknown-name error says how to import one).
 USER_KINDS = ('policy', 'model', 'env')
 
+#: The packages whose import registers tidal's own classes (and the config's checks on them). They are imported at
+#: the first lookup in any registry rather than with `import tidal`, so that a module of tidal imported alone
+#: (the command line answering `--help`) does not import torch and every policy first.
+BUILTIN_PACKAGES = ('tidal.config', 'tidal.envs', 'tidal.models', 'tidal.policies', 'tidal.worker.feeds')
+_builtins_asked = False
+
+
+def load_builtins() -> None:
+    """Import `BUILTIN_PACKAGES` once (a lookup made while they import finds what has registered so far)."""
+    global _builtins_asked
+    if _builtins_asked:
+        return
+    _builtins_asked = True
+    for package in BUILTIN_PACKAGES:
+        importlib.import_module(package)
+
 
 class Registry:
     """A named table of classes or factories.
@@ -145,6 +161,8 @@ class Registry:
 
     def register(self, name: str, force: bool = False) -> Callable[[T], T]:
         def decorator(obj: T) -> T:
+            if not getattr(obj, '__module__', '').startswith('tidal.'):
+                load_builtins()  # tidal's own before a user's, whose `force=True` then replaces one of them
             if name in self._table and not force and self._table[name] is not obj:
                 raise TidalError(f"{self.kind} '{name}' is already registered by "
                                  f"{_qualname(self._table[name])}; pass force=True to replace it")
@@ -156,6 +174,7 @@ class Registry:
         return decorator
 
     def get(self, name: str) -> Any:
+        load_builtins()
         if name not in self._table:
             raise UnknownNameError(self._unknown_message(name))
         return self._table[name]
@@ -164,6 +183,7 @@ class Registry:
         return self.get(name)(*args, **kwargs)
 
     def names(self) -> list[str]:
+        load_builtins()
         return sorted(self._table)
 
     def family(self, name: str) -> frozenset[str]:
@@ -173,6 +193,7 @@ class Registry:
         return frozenset(registered for registered, obj in self._table.items() if obj in mro) | {name}
 
     def __contains__(self, name: object) -> bool:
+        load_builtins()
         return name in self._table
 
     def _unknown_message(self, name: str) -> str:

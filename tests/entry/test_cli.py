@@ -131,3 +131,33 @@ def test_the_run_header_names_a_ray_collector_its_workers_and_mode_and_the_devic
                                                  'collector.mode=async', 'policy.device=auto'])
     assert run_header(cfg, torch.device('cpu')) == 'device cpu (auto), collector on Ray, 4 workers, async, 8 envs in all'
     assert run_header(cfg, torch.device('cpu'), world_size=2).startswith('device cpu (auto), 2 learner processes, ')
+
+
+@pytest.mark.parametrize('args', [['--help'], ['train', '--help'], ['train']])
+def test_help_and_usage_errors_answer_without_importing_torch(tmp_path, args):
+    """`tidal --help` is for reading: it imports the standard library and the parser, not torch or a policy."""
+    probe = ('import sys\nfrom tidal.entry.cli import main\ncode = main(sys.argv[1:])\n'
+             "print(sorted(name for name in ('torch', 'numpy', 'matplotlib', 'numba', 'tidal.policies') "
+             'if name in sys.modules))\nsys.exit(code)')
+    done = subprocess.run([sys.executable, '-c', probe, *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.splitlines()[-1] == '[]'
+    assert done.returncode == (2 if args == ['train'] else 0)
+
+
+def test_the_cli_seed_bound_is_the_configs():
+    from tidal.config.compiler import MAX_SEED
+    from tidal.entry import cli
+    assert cli.MAX_SEED == MAX_SEED
+
+
+def test_import_tidal_is_lazy_and_its_names_and_registries_are_whole():
+    probe = ("import sys, tidal\nassert 'torch' not in sys.modules\n"
+             "assert 'sac' in tidal.POLICY_REGISTRY and 'CartPole-v1' not in tidal.POLICY_REGISTRY\n"
+             "from tidal import serial_pipeline, Policy\nprint(tidal.envs.__name__, sorted(tidal.__all__) == tidal.__all__)")
+    done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ['tidal.envs', 'True']
+    with pytest.raises(AttributeError, match="module 'tidal' has no attribute 'no_such_name'"):
+        import tidal
+        tidal.no_such_name

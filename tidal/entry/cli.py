@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Optional, Sequence
 
-from tidal.config.compiler import MAX_SEED
-from tidal.base.errors import ConfigError, TidalError
-
 if TYPE_CHECKING:
     from tidal.config.layered import ConfigInput
+
+# Only the standard library above: `tidal --help` and a usage error answer before torch is imported. Each command
+# imports what it runs.
+MAX_SEED = 2**63 - 1  # as tidal.config.compiler.MAX_SEED (tested equal), which imports torch
 
 
 class _Parser(argparse.ArgumentParser):
@@ -165,7 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser('collect-demos', help='record expert demonstrations with a trained policy (for SQIL)')
     p.add_argument('config')
     _add_layers(p)
-    p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy')
+    p.add_argument('--ckpt', required=True, help='checkpoint of the expert policy, or its run folder (its '
+                                                 'ckpt/best.pt, else ckpt/latest.pt)')
     p.add_argument('--episodes', type=_positive, required=True, help='episodes to record')
     p.add_argument('-o', '--output', help='demonstration file to write (.npz), for --format npz')
     p.add_argument('--format', choices=['npz', 'minari'], default='npz',
@@ -254,6 +256,7 @@ def _train(args: argparse.Namespace) -> None:
         seed, seeds = None, list(range(first, first + seeds))
     elif seeds is not None:
         if seed is not None:
+            from tidal.base.errors import ConfigError
             raise ConfigError('give -s SEED with --seeds N (a count), not with a list of seeds')
     train(_config_input(args), seed=seed, max_env_step=args.max_env_step, max_train_iter=args.max_train_iter,
           overrides=overrides, progress=not args.no_progress, seeds=seeds)
@@ -267,6 +270,7 @@ def _eval(args: argparse.Namespace) -> None:
         run_dir, ckpt = run_checkpoint(run_dir, 'eval')
         args.config, args.ckpt = str(run_dir / 'config.yaml'), args.ckpt or str(ckpt)
     elif args.ckpt is None:
+        from tidal.base.errors import ConfigError
         raise ConfigError('tidal eval needs --ckpt CHECKPOINT_OR_RUN_FOLDER, or a run folder in place of CONFIG')
     result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed,
                                  video_dir=args.video, video_format=args.video_format)
@@ -330,6 +334,7 @@ def _dispatch(args: argparse.Namespace) -> None:
              study_dir=args.study_dir, overrides=args.overrides, imports=args.imports)
     elif args.command == 'export' and args.hub is not None:
         if args.format != 'torchscript' or args.output is not None:
+            from tidal.base.errors import TidalError
             raise TidalError('--hub writes agent.pt (TorchScript) into its folder: drop --format and --output')
         from tidal.entry.hub import export_hub
         print(export_hub(args.source, args.hub, episodes=args.episodes, seed=args.seed).summary())
@@ -348,6 +353,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = (_ding_parser() if ding_form else _parser()).parse_args(argv)
     except SystemExit as exit_:  # a usage error, already printed in one line, or --help
         return exit_.code if isinstance(exit_.code, int) else 0
+    from tidal.base.errors import TidalError
     try:
         _dispatch(args)
     except TidalError as err:
