@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -5,9 +7,9 @@ import torch
 from tidal.envs import GymEnv
 from tidal.envs.env_manager import make_env_manager
 from tidal.base.errors import CheckpointError
-from tidal.policies import TAACPolicy
+from tidal.policies import PPOPolicy, TAACPolicy
 from tidal.worker.collector import EpisodeCollector
-from tidal.worker.demos import check_demos, deterministic_mode, first_mismatch, load_demos, save_demos
+from tidal.worker.demos import check_demos, first_mismatch, load_demos, recording_mode, save_demos
 
 
 def episode(length, start=0.0):
@@ -56,6 +58,21 @@ def test_missing_or_foreign_demo_file_is_a_clear_error(tmp_path):
         load_demos(tmp_path / 'foreign.npz')
 
 
+DEMO_COLUMNS = {'obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated'}
+
+
+def record(policy, env, episodes, deterministic=True, eval_mode=None):
+    """`episodes` episodes of `policy` on two of `env`, as collect-demos records them."""
+    manager = make_env_manager(env.make, 'base', 2)
+    try:
+        acting = recording_mode(policy.collect_mode, eval_mode or policy.eval_mode, deterministic)
+        collector = EpisodeCollector(manager, acting, policy.device)
+        collector.reset(seed=0)
+        return collector.collect(episodes)
+    finally:
+        manager.close()
+
+
 def test_deterministic_recording_resets_the_eval_trajectory_at_every_episode_start():
     """collect-demos acts with the eval mode, so the eval mode's TAAC trajectory must restart (from
     zeros) with each episode rather than carry on from the previous episode's last step."""
@@ -64,16 +81,33 @@ def test_deterministic_recording_resets_the_eval_trajectory_at_every_episode_sta
     cfg.model.update(obs_shape=3, action_shape=1, actor_hidden_sizes=[16], critic_hidden_sizes=[16])
     cfg.trajectory.max_repeat_steps = 1  # switch at every step, so the trajectory never stays at zero
     policy = TAACPolicy(cfg, enable_field=('collect', 'eval'))
-    env = GymEnv({'env_id': 'Pendulum-v1', 'env_kwargs': {'max_episode_steps': 5}})
-    manager = make_env_manager(env.make, 'base', 2)
-    try:
-        collector = EpisodeCollector(manager, deterministic_mode(policy.collect_mode, policy.eval_mode),
-                                     policy.device)
-        collector.reset(seed=0)
-        episodes = collector.collect(4)
-    finally:
-        manager.close()
+    acted = []
+
+    def eval_forward(obs):
+        acted.append(policy.eval_mode.forward(obs))
+        return acted[-1]
+
+    eval_mode = dataclasses.replace(policy.eval_mode, forward=eval_forward)
+    episodes = record(policy, GymEnv({'env_id': 'Pendulum-v1', 'env_kwargs': {'max_episode_steps': 5}}), 4,
+                      eval_mode=eval_mode)
     assert [len(episode['reward']) for episode in episodes] == [5, 5, 5, 5]
-    for episode in episodes:
-        assert torch.equal(episode['prev_tau'][0], torch.zeros(1, 1))  # a fresh trajectory
-        assert episode['tau'][-1].abs().sum() > 0  # which the episode then moved away from
+    assert set(episodes[0]) == DEMO_COLUMNS  # the demonstration's columns, not TAAC's own
+    for start in (0, 5):  # both envs start their episodes together
+        assert torch.equal(acted[start]['prev_tau'], torch.zeros(2, 1, 1))  # a fresh trajectory
+        assert acted[start + 4]['tau'].abs().sum() > 0  # which the episode then moved away from
+
+
+@pytest.mark.parametrize('deterministic', [True, False])
+def test_recorded_columns_are_the_envs_not_the_policys_normalised_ones(counter_env, deterministic):
+    """PPO keeps its collect forward's normalised observations and its scaled rewards for training; a
+    demonstration keeps what the env gave (the counter env's observation and reward are the step count)."""
+    torch.manual_seed(0)
+    cfg = PPOPolicy.default_config()
+    cfg.model.update(obs_shape=1, action_shape=2)
+    cfg.normalize.update(obs=True, reward=True)
+    policy = PPOPolicy(cfg, enable_field=('collect', 'eval'))
+    [episode, _] = record(policy, counter_env(terminate_at=3), 2, deterministic)
+    assert set(episode) == DEMO_COLUMNS
+    assert episode['obs'][:, 0].tolist() == [0, 1, 2] and episode['next_obs'][:, 0].tolist() == [1, 2, 3]
+    assert episode['reward'].tolist() == [1, 2, 3]
+    assert episode['terminated'].tolist() == [False, False, True] and not episode['truncated'].any()

@@ -11,20 +11,23 @@ from tidal.entry.setup import ConfigInput, load_config
 from tidal.worker.builders import build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.demos import save_demos
-from tidal.worker.expert_demos import record_episodes
+from tidal.worker.expert_demos import record_episodes, returns_summary
+from tidal.worker.run_groups import checkpoint_file
 
 
 def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int,
                   out: Optional[str | os.PathLike] = None, deterministic: bool = True, seed: Optional[int] = None,
                   overrides: Iterable[str] = (), data_format: str = 'npz', dataset_id: Optional[str] = None) -> Path:
-    """Roll the policy in `ckpt` out for `episodes` episodes and save them as one demonstration file (`out`,
-    format 'npz'), or as the Minari dataset `dataset_id` (format 'minari', one env under Minari's DataCollector).
+    """Roll the policy in `ckpt` (a checkpoint file, or a run folder: its ckpt/best.pt, else ckpt/latest.pt) out for
+    `episodes` episodes and save them as one demonstration file (`out`, format 'npz'), or as the Minari dataset
+    `dataset_id` (format 'minari', one env under Minari's DataCollector); their returns are printed in one line.
 
     Deterministic by default (the eval-mode action); `deterministic=False` samples like the collector.
     """
     if episodes < 1:
         raise ConfigError(f'--episodes must be >= 1, got {episodes}')
     _check_destination(data_format, out, dataset_id)
+    ckpt = checkpoint_file(ckpt, 'collect-demos')
     cfg = load_config(input_cfg, seed, overrides)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)
@@ -38,12 +41,15 @@ def collect_demos(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: int
         writer = MinariWriter(cfg, dataset_id)
         try:
             _, metadata = record_episodes(cfg, policy, episodes, seed, deterministic, manager=writer.manager)
-            return writer.save(dict(metadata, **made_by))
+            path = writer.save(dict(metadata, **made_by))
         finally:
             writer.close()
-    assert out is not None
-    rollouts, metadata = record_episodes(cfg, policy, episodes, seed, deterministic)
-    return save_demos(out, rollouts, dict(metadata, **made_by))
+    else:
+        assert out is not None
+        rollouts, metadata = record_episodes(cfg, policy, episodes, seed, deterministic)
+        path = save_demos(out, rollouts, dict(metadata, **made_by))
+    print(f"tidal: recorded {episodes} episodes with '{ckpt}', {returns_summary(metadata['returns'])}", flush=True)
+    return path
 
 
 def _check_destination(data_format: str, out: Optional[str | os.PathLike], dataset_id: Optional[str]) -> None:

@@ -11,7 +11,7 @@ from tidal.envs.video import resolve_video_format
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.evaluator import EvalResult, Evaluator
-from tidal.worker.run_groups import run_checkpoint
+from tidal.worker.run_groups import checkpoint_file
 
 
 def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episodes: Optional[int] = None,
@@ -23,8 +23,7 @@ def evaluate_checkpoint(input_cfg: ConfigInput, ckpt: str | os.PathLike, episode
     `video_dir`: record every episode into `<video_dir>/<exp_name>-episode-<n>.<video_format>`, numbered env by
     env; MP4 unless `video_format` says 'gif' (GIF, said in one line, where no MP4 encoder is installed). The
     recorded episodes are the evaluated ones: same seeds, same returns."""
-    if Path(ckpt).is_dir():
-        ckpt = run_checkpoint(Path(ckpt), 'eval')[1]
+    ckpt = checkpoint_file(ckpt, 'eval')
     cfg = load_config(input_cfg, seed)
     seed = cfg.seed  # the given seed, else the config's
     configure_torch(cfg)

@@ -19,7 +19,7 @@ import torch
 from tidal.base.errors import CheckpointError
 
 if TYPE_CHECKING:
-    from tidal.base.modes import CollectView, EvalMode
+    from tidal.base.modes import CollectView, EvalMode, Timestep
 
 FORMAT_VERSION = 1
 _COLUMN_PREFIX = 'column:'
@@ -56,11 +56,22 @@ def _unflatten(flat: Mapping[str, np.ndarray]) -> dict[str, Any]:
     return tree
 
 
-def deterministic_mode(collect_mode: CollectView, eval_mode: EvalMode) -> CollectView:
-    """The collect mode acting with the eval mode: its forward and its reset, so that per-env acting
-    state (TAAC's trajectories) starts each episode afresh in the mode that acts on it. Transitions
-    are still recorded by the collect mode; its `random_action` and `state_dict` are not for this use."""
-    return dataclasses.replace(collect_mode, forward=eval_mode.forward, reset=eval_mode.reset)
+def recording_mode(collect_mode: CollectView, eval_mode: EvalMode, deterministic: bool) -> CollectView:
+    """The collect mode as demonstrations are recorded: it acts with the eval mode's forward and reset where
+    `deterministic` (so that per-env acting state, TAAC's trajectories, restarts each episode in the mode that acts
+    on it), else with its own; and it keeps `demo_transition`'s columns, not the policy's training columns, which
+    may read outputs that only its own collect forward gives (PPO's normalised obs). Its `random_action` and
+    `state_dict` are not for this use."""
+    if deterministic:
+        collect_mode = dataclasses.replace(collect_mode, forward=eval_mode.forward, reset=eval_mode.reset)
+    return dataclasses.replace(collect_mode, process_transition=demo_transition)
+
+
+def demo_transition(obs: Any, policy_output: Mapping[str, Any], timestep: Timestep) -> dict[str, Any]:
+    """A demonstration's columns of a batch of env steps: observations and rewards as the env gave them (not as a
+    policy normalises or scales them for its training) and the action taken."""
+    return {'obs': obs, 'action': policy_output['action'], 'reward': timestep.reward, 'next_obs': timestep.next_obs,
+            'terminated': timestep.terminated, 'truncated': timestep.truncated}
 
 
 def as_demos(episodes: Sequence[Mapping[str, Any]], metadata: Mapping[str, Any]) -> Demos:

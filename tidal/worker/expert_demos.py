@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import torch
 from easydict import EasyDict
@@ -15,7 +15,7 @@ from tidal.envs.env_manager import EnvManager
 from tidal.worker.builders import build_env_manager, build_policy
 from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.collector import EpisodeCollector
-from tidal.worker.demos import Demos, as_demos, deterministic_mode, first_mismatch
+from tidal.worker.demos import Demos, as_demos, first_mismatch, recording_mode
 from tidal.worker.rng import rng_state, set_rng_state, stream_seed
 from tidal.worker.run_groups import run_checkpoint
 
@@ -27,7 +27,7 @@ def record_episodes(cfg: EasyDict, policy: PolicyLike, episodes: int, seed: int,
     """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg` (or on `manager`'s,
     which its owner closes), seeded by `seed`; deterministic: its eval-mode action, else it samples as collection
     does."""
-    acting = deterministic_mode(policy.collect_mode, policy.eval_mode) if deterministic else policy.collect_mode
+    acting = recording_mode(policy.collect_mode, policy.eval_mode, deterministic)
     envs = build_env_manager(cfg, 'collector') if manager is None else manager
     try:
         collector = EpisodeCollector(envs, acting, policy.device)
@@ -42,6 +42,11 @@ def record_episodes(cfg: EasyDict, policy: PolicyLike, episodes: int, seed: int,
         obs_shape=cfg.policy.model.obs_shape, action_shape=cfg.policy.model.action_shape,
         deterministic=deterministic, seed=seed, returns=[float(episode['reward'].sum()) for episode in rollouts])
     return rollouts, metadata
+
+
+def returns_summary(returns: Sequence[float]) -> str:
+    """'mean return M (min A, max B)' of recorded episodes: a weak or erratic expert shows at once."""
+    return f'mean return {sum(returns) / len(returns):.2f} (min {min(returns):.2f}, max {max(returns):.2f})'
 
 
 def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
@@ -66,8 +71,8 @@ def demos_from_checkpoint(cfg: EasyDict, device: torch.device) -> Demos:
     finally:
         set_rng_state(saved)
     returns = metadata['returns']
-    print(f"tidal: recorded {len(returns)} expert episodes from '{ckpt}' ({_MODEL_PATH}), mean return "
-          f"{sum(returns) / len(returns):.2f}", flush=True)
+    print(f"tidal: recorded {len(returns)} expert episodes from '{ckpt}' ({_MODEL_PATH}), {returns_summary(returns)}",
+          flush=True)
     return as_demos(episodes, dict(metadata, policy=expert.policy.type, checkpoint=str(ckpt)))
 
 

@@ -55,6 +55,13 @@ def run_checkpoint(source: Path, command: str = 'export') -> tuple[Path, Path]:
     raise TidalError(f"'{source}' is neither a run folder nor a checkpoint file")
 
 
+def checkpoint_file(source: str | os.PathLike, command: str) -> Path:
+    """The checkpoint `source` names: a run folder's (as `run_checkpoint` picks it), else the file as given, whose
+    config comes from elsewhere (CONFIG on the command line)."""
+    path = Path(source)
+    return run_checkpoint(path, command)[1] if path.is_dir() else path
+
+
 def expand_seed_groups(run_dirs: Sequence[str | os.PathLike]) -> list[Path]:
     """The run folders, with a seed group's folder replaced by its seeds' folders (those that evaluated)."""
     expanded: list[Path] = []
