@@ -38,9 +38,11 @@ setup(
         'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],  # mkdocs serve / build
         'tune': ['optuna>=4'],  # tidal tune; studies are stored in SQLite
         'export': ['onnx>=1.16', 'onnxruntime>=1.18', 'onnxscript>=0.2'],  # tidal export --format onnx and its parity check
-        'video': ['imageio>=2.14', 'imageio-ffmpeg>=0.5'],  # tidal eval --video writes MP4 (else GIF with Pillow)
-        # tidal export --hub: replay.mp4, and huggingface_hub to parse the model card and upload the folder
-        'hub': ['imageio>=2.14', 'imageio-ffmpeg>=0.5', 'huggingface_hub>=0.20'],
+        # tidal eval --video writes MP4 (else GIF with Pillow); gymnasium's classic-control envs draw with pygame
+        'video': ['imageio>=2.14', 'imageio-ffmpeg>=0.5', 'pygame>=2.1'],
+        # tidal export --hub: replay.mp4 (drawn as for --video), and huggingface_hub to parse the model card and
+        # upload the folder
+        'hub': ['imageio>=2.14', 'imageio-ffmpeg>=0.5', 'pygame>=2.1', 'huggingface_hub>=0.20'],
         'mujoco': ['mujoco>=3', 'imageio>=2.14'],  # gymnasium's MuJoCo envs import imageio
         'atari': ['ale-py>=0.9', 'opencv-python-headless>=4.5'],  # ale-py ships the ROMs; gymnasium's
         # AtariPreprocessing resizes frames with OpenCV

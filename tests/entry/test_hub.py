@@ -9,10 +9,12 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+import pytest
 import torch
 from huggingface_hub import ModelCard
 
 from tidal.config import read_config, resolve_config_source, save_config
+from tidal.entry import hub
 from tidal.entry.cli import main
 from tidal.entry.hub_eval import load_agent
 from tidal.entry.setup import load_config
@@ -93,6 +95,7 @@ def test_a_cartpole_run_becomes_a_model_folder_whose_card_the_hub_parser_reads(t
     assert main(['export', str(run), '--hub', str(folder), '--episodes', '3', '--seed', '7']) == 0
     out = capsys.readouterr().out
     assert sorted(path.name for path in folder.iterdir()) == ['README.md', 'agent.pt', 'config.yaml', 'replay.mp4']
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['cartpole_ppo', 'hub']  # nothing staged is left
     assert (folder / 'config.yaml').read_text() == (run / 'config.yaml').read_text()
     video = (folder / 'replay.mp4').read_bytes()
     assert len(video) > 1000 and video[4:8] == b'ftyp'  # an MP4 container
@@ -150,6 +153,17 @@ def test_agent_pt_loads_and_acts_with_torch_alone(tmp_path):
     assert len(eval(done.stdout)) == 5
 
 
+def test_an_existing_folder_keeps_its_other_files(tmp_path):
+    run = untrained_run(tmp_path, 'cartpole_ppo')
+    folder = tmp_path / 'hub'
+    folder.mkdir()
+    (folder / '.gitattributes').write_text('*.pt filter=lfs\n')  # a clone of the model repo, say
+    assert main(['export', str(run), '--hub', str(folder), '--episodes', '1']) == 0
+    assert sorted(path.name for path in folder.iterdir()) == ['.gitattributes', 'README.md', 'agent.pt',
+                                                              'config.yaml', 'replay.mp4']
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['hub', 'run']
+
+
 class Float64Pendulum(gymnasium.ObservationWrapper):
     """Pendulum with float64 observations, as MuJoCo's envs give them: tidal's adapter casts them to float32."""
 
@@ -193,7 +207,7 @@ def test_a_policy_that_is_no_observations_to_actions_map_is_refused_and_leaves_n
         "tidal: error: policy 'muzero' cannot go to the Open RL Leaderboard: its agent.pt would take obs, latent, "
         "action and give representation, policy_logits, value, next_latent, reward, where the leaderboard feeds "
         "observations only and steps the env with the one output")
-    assert not (tmp_path / 'hub' / 'agent.pt').exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['run']  # no folder, no agent.pt, nothing staged
 
 
 def test_an_env_whose_observations_are_no_box_is_refused(tmp_path, capsys):
@@ -210,3 +224,22 @@ def test_hub_with_another_format_or_an_output_file_is_one_line(tmp_path, capsys)
     expected = 'tidal: error: --hub writes agent.pt (TorchScript) into its folder: drop --format and --output'
     assert error_of(capsys, str(run), '--hub', str(tmp_path / 'hub'), '--format', 'onnx') == expected
     assert error_of(capsys, str(run), '--hub', str(tmp_path / 'hub'), '-o', 'x.pt') == expected
+
+
+def test_a_missing_drawing_package_is_one_line_naming_it_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    run = untrained_run(tmp_path, 'cartpole_ppo')
+    monkeypatch.setitem(sys.modules, 'pygame', None)  # as if it were not installed: CartPole draws with it
+    assert error_of(capsys, str(run), '--hub', str(tmp_path / 'hub')) == (
+        "tidal: error: env 'CartPole-v1' draws its frames with pygame, which is not installed: "
+        'pip install -e ".[hub]"')
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['run']
+
+
+def test_an_export_that_fails_after_writing_leaves_no_folder(tmp_path, monkeypatch):
+    """The files are staged beside the folder: a failure while scoring agent.pt (written by then) removes them."""
+    run = untrained_run(tmp_path, 'cartpole_ppo')
+    monkeypatch.setattr(hub, 'require_frames', lambda env_id, env_kwargs: None)  # let the failure come late
+    monkeypatch.setitem(sys.modules, 'pygame', None)
+    with pytest.raises(gymnasium.error.DependencyNotInstalled, match='pygame is not installed'):
+        hub.export_hub(run, tmp_path / 'hub', episodes=1)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['run']

@@ -136,6 +136,15 @@ def test_eval_video_of_an_env_without_rgb_array_frames_fails_in_one_line_before_
     assert not (tmp_path / 'videos').exists()
 
 
+def test_eval_video_without_the_drawing_package_names_it_and_the_extra_in_one_line(runs, tmp_path, capsys,
+                                                                                  monkeypatch):
+    monkeypatch.setitem(sys.modules, 'pygame', None)  # as if it were not installed: CartPole draws with it
+    assert main(['eval', str(runs[0] / 'plain'), '--episodes', '1', '--video', str(tmp_path / 'videos')]) == 2
+    assert capsys.readouterr().err == ("tidal: error: env 'CartPole-v1' draws its frames with pygame, which is not "
+                                       "installed: pip install tidal[video]\n")
+    assert not (tmp_path / 'videos').exists()
+
+
 class PlainEnvType:
     """An env type of its own (not a GymEnv): it makes envs, but none that render."""
 

@@ -7,17 +7,19 @@ raw env), the run's `config.yaml` and `replay.mp4`. Pushing is huggingface_hub's
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from tidal.base.errors import TidalError
 from tidal.config import read_config
 from tidal.entry.export import ExportResult, export_policy
 from tidal.entry.hub_card import CardFacts, model_card
-from tidal.entry.hub_eval import AgentScore, raw_observation_dtype, require_mp4, score_agent
+from tidal.entry.hub_eval import AgentScore, raw_observation_dtype, require_frames, require_mp4, score_agent
 from tidal.entry.setup import load_config
 from tidal.registry import ENV_REGISTRY
 from tidal.worker.run_groups import run_checkpoint
@@ -54,20 +56,43 @@ def export_hub(source: str | os.PathLike, directory: str | os.PathLike, episodes
     finally:
         adapter_env.close()
     require_mp4()
+    require_frames(env_id, env_kwargs)
     out = Path(directory)
-    agent = out / 'agent.pt'
-    exported = export_policy(ckpt, 'torchscript', agent, obs_dtype=obs_dtype)
-    inputs = [spec.name for spec in exported.file.inputs]
-    outputs = [spec.name for spec in exported.file.outputs]
-    if inputs != ['obs'] or outputs != ['action']:
-        agent.unlink()
-        raise TidalError(f"policy '{cfg.policy.type}' cannot go to the Open RL Leaderboard: its agent.pt would take "
-                         f"{', '.join(inputs)} and give {', '.join(outputs)}, where the leaderboard feeds "
-                         f"observations only and steps the env with the one output")
-    score = score_agent(agent, env_id, env_kwargs, episodes, cfg.seed if seed is None else seed,
-                        out / 'replay.mp4')
-    shutil.copyfile(run_dir / 'config.yaml', out / 'config.yaml')
-    facts = CardFacts(cfg.policy.type, env_id, env_kwargs, score, exported.summary().splitlines()[1:],
-                      os.path.relpath(ckpt.resolve(), run_dir.resolve()))
-    (out / 'README.md').write_text(model_card(facts), encoding='utf-8')
-    return HubExport(out, env_id, exported, score)
+    if out.exists() and not out.is_dir():
+        raise TidalError(f"--hub '{out}' is a file: give a folder for the model repo's files")
+    with _staged(out) as staging:
+        agent = staging / 'agent.pt'
+        exported = export_policy(ckpt, 'torchscript', agent, obs_dtype=obs_dtype)
+        inputs = [spec.name for spec in exported.file.inputs]
+        outputs = [spec.name for spec in exported.file.outputs]
+        if inputs != ['obs'] or outputs != ['action']:
+            raise TidalError(f"policy '{cfg.policy.type}' cannot go to the Open RL Leaderboard: its agent.pt would "
+                             f"take {', '.join(inputs)} and give {', '.join(outputs)}, where the leaderboard feeds "
+                             f"observations only and steps the env with the one output")
+        score = score_agent(agent, env_id, env_kwargs, episodes, cfg.seed if seed is None else seed,
+                            staging / 'replay.mp4')
+        shutil.copyfile(run_dir / 'config.yaml', staging / 'config.yaml')
+        facts = CardFacts(cfg.policy.type, env_id, env_kwargs, score, exported.summary().splitlines()[1:],
+                          os.path.relpath(ckpt.resolve(), run_dir.resolve()))
+        (staging / 'README.md').write_text(model_card(facts), encoding='utf-8')
+    return HubExport(out, env_id, dataclasses.replace(exported, path=out / 'agent.pt'), score)
+
+
+@contextmanager
+def _staged(directory: Path) -> Iterator[Path]:
+    """A hidden sibling folder of `directory` to write the export into, which becomes `directory` (or, where that
+    exists, moves its files into it) only once every file is written; a failed export leaves nothing behind."""
+    directory = directory.resolve()  # '.' has a name and a parent
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = directory.with_name(f'.{directory.name}.{os.getpid()}.tmp')
+    shutil.rmtree(staging, ignore_errors=True)  # a crashed export's, of a process with the same id
+    staging.mkdir()
+    try:
+        yield staging
+        if directory.is_dir():  # an existing folder (a clone of the model repo, say) keeps its other files
+            for name in HUB_FILES:
+                os.replace(staging / name, directory / name)
+        else:
+            os.replace(staging, directory)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

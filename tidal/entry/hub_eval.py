@@ -17,7 +17,7 @@ import torch
 from gymnasium import spaces as gym_spaces
 
 from tidal.base.errors import EnvError, TidalError, one_line
-from tidal.envs.video import mp4_encoder_missing, require_rgb_array, write_video
+from tidal.envs.video import check_recordable, mp4_encoder_missing, require_rgb_array, write_video
 
 HUB_EXTRA = 'pip install -e ".[hub]"'
 
@@ -73,6 +73,12 @@ def require_mp4() -> None:
     missing = mp4_encoder_missing()
     if missing is not None:
         raise TidalError(f'tidal export --hub writes replay.mp4, which needs an MP4 encoder ({missing}): {HUB_EXTRA}')
+
+
+def require_frames(env_id: str, env_kwargs: Mapping[str, Any]) -> None:
+    """Render one frame of the raw env before anything is written: replay.mp4 needs its frames, and a package it
+    draws with (pygame, for classic control) missing is one line naming the extra that brings it."""
+    check_recordable(lambda: make_raw_env(env_id, env_kwargs, render=True), env_id, HUB_EXTRA)
 
 
 def load_agent(path: Path) -> torch.jit.ScriptModule:

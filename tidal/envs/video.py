@@ -24,6 +24,10 @@ from tidal.base.errors import EnvError
 #: Formats a video can be written in, by file suffix.
 VIDEO_FORMATS = ('mp4', 'gif')
 _MP4_MODULE = 'imageio_ffmpeg'  # ships an ffmpeg binary
+#: What gymnasium's own envs draw their frames with (classic control and Box2D: pygame), which the video and hub
+#: extras install; a missing one is named with the extra's pip command.
+DRAWING_PACKAGES = ('pygame',)
+VIDEO_INSTALL = 'pip install tidal[video]'
 
 
 class EpisodeRecorder(gymnasium.Wrapper):
@@ -96,9 +100,10 @@ def _last_frame(frame: Any) -> Any:
     return frame
 
 
-def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
+def check_recordable(make_env: Callable[[], gymnasium.Env], name: str, install: str = VIDEO_INSTALL) -> None:
     """Render one frame of a fresh env made for recording, so that an env that cannot render fails in one line
-    before anything runs. The probe's reset leaves numpy's global generator as it was."""
+    before anything runs; a drawing package missing is named, with `install`, the pip command of the extra that
+    brings it. The probe's reset leaves numpy's global generator as it was."""
     with warnings.catch_warnings():  # gymnasium's and GLFW's warnings: the error below says it in one line
         warnings.filterwarnings('ignore', message='.*render_mode')
         warnings.filterwarnings('ignore', module='glfw')
@@ -108,6 +113,10 @@ def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
             env.reset(seed=0)
             frame = env.render()
         except Exception as err:
+            package = _missing_drawing_package(err)
+            if package is not None:
+                raise EnvError(f"env '{name}' draws its frames with {package}, which is not installed: {install}") \
+                    from err
             raise EnvError(f"env '{name}' cannot render frames: {type(err).__name__}: {' '.join(str(err).split())}"
                            f"{_gl_hint(err)}") from err
         finally:
@@ -117,6 +126,18 @@ def check_recordable(make_env: Callable[[], gymnasium.Env], name: str) -> None:
     if not isinstance(frame, np.ndarray) or frame.ndim != 3:
         raise EnvError(f"env '{name}' cannot be recorded: render() returned {type(frame).__name__}, "
                        f"not an [H, W, 3] rgb_array frame")
+
+
+def _missing_drawing_package(err: BaseException) -> Optional[str]:
+    """The package of DRAWING_PACKAGES whose import failed behind `err` (gymnasium raises DependencyNotInstalled
+    from the ImportError), else None."""
+    cause: Optional[BaseException] = err
+    while cause is not None:
+        package = (cause.name or '').split('.')[0] if isinstance(cause, ImportError) else ''
+        if package in DRAWING_PACKAGES:
+            return package
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _gl_hint(err: BaseException) -> str:
@@ -145,8 +166,8 @@ def resolve_video_format(requested: Optional[str]) -> tuple[str, Optional[str]]:
     if missing is None:
         return 'mp4', None
     if requested == 'mp4':
-        raise EnvError(f'cannot write MP4 videos: {missing} (pip install tidal[video])')
-    return 'gif', f'no MP4 encoder ({missing}; pip install tidal[video]): recording GIF instead'
+        raise EnvError(f'cannot write MP4 videos: {missing} ({VIDEO_INSTALL})')
+    return 'gif', f'no MP4 encoder ({missing}; {VIDEO_INSTALL}): recording GIF instead'
 
 
 def write_video(path: str | os.PathLike, frames: list[np.ndarray], fps: int) -> None:
