@@ -18,19 +18,14 @@ from easydict import EasyDict
 
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.nest import concat, to_tensor, tree_map
-from tidal.config import read_config
 from tidal.entry.export_files import FORMATS, ExportedFile, require_onnx, write_exported
-from tidal.entry.policy import build_policy
-from tidal.entry.setup import load_config
-from tidal.envs.action_bounds import ActionBounds, action_bounds
+from tidal.entry.saved_run import env_interface, saved_policy, saved_run
+from tidal.envs.action_bounds import ActionBounds
 from tidal.models.acting import ActingNetwork, CastObservation, EnvActionScale, WithEnvActions
 from tidal.policies.base import Policy
 from tidal.policies.common import split_action_mask
-from tidal.registry import ENV_REGISTRY
 from tidal.rl_utils.normalizer import FrozenNormalizer
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, configure_torch, set_seed
-from tidal.worker.checkpoint import load_policy_checkpoint
-from tidal.worker.run_groups import run_checkpoint
 
 PARITY_ENVS = 4  # envs stepped with random actions for the parity observations
 PARITY_STEPS = 32  # steps of each: 128 observations
@@ -89,16 +84,15 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
         raise ConfigError(f"unknown export format '{format}'; choose from {sorted(FORMATS)}")
     if format == 'onnx':
         require_onnx()
-    run_dir, ckpt = run_checkpoint(Path(source))
-    cfg = _export_config(run_dir)
+    saved = saved_run(source, 'export')
+    cfg = saved.cfg
     configure_torch(cfg)
     set_seed(cfg.seed)
-    policy = build_policy(cfg, enable_field=('eval',))
-    load_policy_checkpoint(policy, ckpt)
+    policy = saved_policy(saved)
     steps = real_observations(cfg)
     acting = policy.export_actor(action_mask=_has_action_mask(steps[0][0]))
     policy.cfg.eval.update(acting.eval_overrides)
-    bounds = _env_action_bounds(cfg) if acting.is_policy else None
+    bounds = env_interface(cfg).bounds if acting.is_policy else None
     network: torch.nn.Module = WithEnvActions(acting, None if bounds is None else EnvActionScale(
         bounds.policy_low, bounds.policy_high, bounds.env_low, bounds.scale)).eval()
     network.requires_grad_(False)  # the file's outputs convert to numpy as they come, without torch.no_grad
@@ -106,13 +100,13 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     if obs_dtype is not None and obs_dtype != cases[0][0][0].dtype:
         network = CastObservation(network, cases[0][0][0].dtype).eval()
         cases = [((inputs[0].to(obs_dtype), *inputs[1:]), expected) for inputs, expected in cases]
-    path = Path(output) if output is not None else run_dir / 'export' / f'policy{FORMATS[format]}'
+    path = Path(output) if output is not None else saved.run_dir / 'export' / f'policy{FORMATS[format]}'
     with torch.no_grad():
         # traced on a few rows, checked on all: the batch axis stays free
         example = tuple(x[:PARITY_ENVS] for x in cases[0][0])
         exported, parity = write_exported(network, format, path, example, acting.input_names, acting.output_names,
                                           lambda run: _check(run, cases, acting, TOLERANCES[format]))
-    return ExportResult(path, format, ckpt, exported, parity, _notes(acting, bounds))
+    return ExportResult(path, format, saved.checkpoint, exported, parity, _notes(acting, bounds))
 
 
 def _notes(acting: ActingNetwork, bounds: Optional[ActionBounds]) -> tuple[str, ...]:
@@ -134,15 +128,6 @@ def _values(array: np.ndarray) -> str:
     """A bound as one number where it is the same for every action dim."""
     flat = np.unique(np.asarray(array))
     return f'{float(flat[0]):g}' if flat.size == 1 else np.array2string(np.asarray(array), precision=3)
-
-
-def _export_config(run_dir: Path) -> EasyDict:
-    """The run's saved config, acting deterministically on the CPU, its envs stepped in this process."""
-    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
-    cfg.policy.update(device='cpu', cuda=False)
-    cfg.policy.eval.deterministic = True
-    cfg.env_manager.type = 'base'
-    return cfg
 
 
 # ----- real observations and what the eval mode does with them -----------------------------------
@@ -177,14 +162,6 @@ def _allowed_random_actions(obs: dict[str, Any], rng: np.random.Generator) -> np
     uniform number (action 0 where it allows none)."""
     mask = np.asarray(obs['action_mask']).astype(bool)
     return np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=-1)
-
-
-def _env_action_bounds(cfg: EasyDict) -> Optional[ActionBounds]:
-    env = ENV_REGISTRY.build(cfg.env.type, cfg.env).make('evaluator')
-    try:
-        return action_bounds(env)
-    finally:
-        env.close()
 
 
 Case = tuple[tuple[torch.Tensor, ...], tuple[np.ndarray, ...]]  # (inputs, expected outputs)

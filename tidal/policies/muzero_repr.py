@@ -141,6 +141,7 @@ class MuZeroReprPolicy(RepresentationOptions, Policy):
         # the global generator come before this policy's own seeds (_init_learn, _init_collect)
         inner_cfg = EasyDict(copy.deepcopy(policy_cfg))
         inner_cfg.model.obs_shape = policy_cfg.repr.model.latent_size
+        inner_cfg.eval = policy_cfg.eval  # one eval section: eval.deterministic set on this policy reaches the held one
         self._inner = inner_cls(inner_cfg, model, enable_field)
         self._collect_latent: Optional[tuple[Any, Any]] = None  # (obs, encoded obs) of the latest action
         self._model_steps = ModelSteps(self._repr_model)  # raw steps for the model's replay
