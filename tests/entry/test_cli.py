@@ -74,6 +74,7 @@ def test_short_training_run_writes_its_run_folder_and_resumes(tmp_path):
     assert again.returncode == 0, again.stderr
     evaluated = run_cli('eval', 'run/config.yaml', '--ckpt', 'run/ckpt/best.pt', '--episodes', '1', cwd=tmp_path)
     assert evaluated.returncode == 0 and 'eval return' in evaluated.stdout
+    assert ' over 1 episode (mean length 200.0)' in evaluated.stdout
 
     # the run ended on its budget: resuming it says so and leaves it as it is
     summary = (run / 'summary.json').read_bytes()

@@ -288,6 +288,9 @@ def test_sigterm_to_the_cli_ends_with_one_line_and_the_signal_exit_code(tmp_path
     assert err.strip().count('\n') == 0 and err.startswith('tidal: stopped: SIGTERM at env step ')
     assert 'checkpoint saved; continue with: tidal resume run' in err
     assert load_checkpoint(tmp_path / 'run' / 'ckpt' / 'latest.pt')['finished'] is None
+    # the outcome is said once: the end line names the signal, the error line says where to continue
+    assert out.splitlines()[-1].startswith('tidal: run ended (stopped by SIGTERM) at env step ')
+    assert 'continue with' not in out
 
 
 def test_resuming_a_folder_that_does_not_exist_says_so(tmp_path):

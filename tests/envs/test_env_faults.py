@@ -80,7 +80,7 @@ def test_training_on_a_faulty_env_stops_and_logs_the_traceback(tmp_path, capsys)
         serial_pipeline((main_config, create_config), max_env_step=100, progress=False)
     log = (tmp_path / 'faulty' / 'log.txt').read_text()
     assert 'Traceback (most recent call last)' in log
-    assert 'run ended (stopped: env' in capsys.readouterr().out
+    assert 'run ended (stopped by the error below) at env step' in capsys.readouterr().out
 
 
 def test_an_env_raising_in_a_worker_process_is_one_line_without_the_workers_traceback(capfd):

@@ -274,12 +274,17 @@ def _eval(args: argparse.Namespace) -> None:
         raise ConfigError('tidal eval needs --ckpt CHECKPOINT_OR_RUN_FOLDER, or a run folder in place of CONFIG')
     result = evaluate_checkpoint(_config_input(args), args.ckpt, episodes=args.episodes, seed=args.seed,
                                  video_dir=args.video, video_format=args.video_format)
-    print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {len(result.returns)} episodes '
+    print(f'eval return {result.return_mean:.2f} +- {result.return_std:.2f} over {_count(len(result.returns), "episode")} '
           f'(mean length {result.length_mean:.1f})')
     if result.videos:
         names = [Path(video).name for video in result.videos]
         span = names[0] if len(names) == 1 else f'{names[0]} ... {names[-1]}'
-        print(f'videos: {len(names)} episodes in {Path(result.videos[0]).parent} ({span})')
+        print(f'videos: {_count(len(names), "episode")} in {Path(result.videos[0]).parent} ({span})')
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 episode', '3 episodes'."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _list(what: str) -> None:

@@ -106,6 +106,7 @@ class Run:
         self.report = RunReport(self.run_dir, f'{cfg.exp_name}', logger)
         videos = EvalVideos(self.run_dir, evaluator_cfg.video_every, self.dist.is_main, self.report.notify)
         self.clock = Clock()
+        self._end_reason: Optional[str] = None  # set when an error stops the run
         self.checkpoints = CheckpointSchedule(self.run_dir, learner_cfg.save_ckpt_secs)
         self.evaluation = RunEvaluation(self.evaluator, remote_eval, self.policy, self.report, self.checkpoints,
                                         videos, self.clock, on_eval)
@@ -316,6 +317,10 @@ class Run:
             err = RunFolderError(f"cannot write to the run folder '{self.run_dir}': {err.strerror or err}"
                                  + (f" ('{err.filename}')" if err.filename else ''))
         outcome = f'stopped: {err}' if isinstance(err, TidalError) else f'stopped by {type(err).__name__}'
+        # the end line names the stop and the error's own line says the rest, once
+        signum = getattr(err, 'signum', None)
+        self._end_reason = (f'stopped by {signal.Signals(signum).name}' if signum else
+                            'stopped by the error below' if isinstance(err, TidalError) else outcome)
         return outcome, err
 
     def close(self, outcome: str) -> None:
@@ -336,7 +341,7 @@ class Run:
             evaluation = self.evaluation
             last = 'none' if evaluation.last_return is None else f'{evaluation.last_return:.2f}'
             best = 'none' if evaluation.best_return == -float('inf') else f'{evaluation.best_return:.2f}'
-            print(f'tidal: run ended ({outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
+            print(f'tidal: run ended ({self._end_reason or outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
                   f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
                   flush=True)
         shutdown_distributed()
