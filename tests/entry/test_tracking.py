@@ -174,7 +174,7 @@ def test_a_missing_package_is_one_line_before_training(tmp_path, monkeypatch, ca
                  '--set', 'logger.backends=[tensorboard,wandb]']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith("tidal: error: logger.backends: 'wandb' needs the wandb package")
-    assert err.endswith('install it with: pip install "tidal[wandb]"\n')
+    assert err.endswith('install it with: pip install -e ".[wandb]"\n')
     assert not (tmp_path / 'cartpole_ppo').exists()
 
 

@@ -113,7 +113,7 @@ def test_eval_video_falls_back_to_gif_without_an_mp4_encoder(runs, tmp_path, cap
                  '--video', str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert captured.err.strip() == ('tidal: no MP4 encoder (imageio_ffmpeg is not installed; pip install '
-                                    'tidal[video]): recording GIF instead')
+                                    '-e ".[video]"): recording GIF instead')
     length = int(float(captured.out.split('mean length ')[1].split(')')[0]))
     with Image.open(tmp_path / 'plain-episode-0.gif') as gif:
         assert np.asarray(gif.convert('RGB')).shape == CARTPOLE_FRAME
@@ -141,7 +141,7 @@ def test_eval_video_without_the_drawing_package_names_it_and_the_extra_in_one_li
     monkeypatch.setitem(sys.modules, 'pygame', None)  # as if it were not installed: CartPole draws with it
     assert main(['eval', str(runs[0] / 'plain'), '--episodes', '1', '--video', str(tmp_path / 'videos')]) == 2
     assert capsys.readouterr().err == ("tidal: error: env 'CartPole-v1' draws its frames with pygame, which is not "
-                                       "installed: pip install tidal[video]\n")
+                                       'installed: pip install -e ".[video]"\n')
     assert not (tmp_path / 'videos').exists()
 
 

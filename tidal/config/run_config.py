@@ -25,7 +25,7 @@ class RunConfig:
         logger=dict(
             # (list[str in {'tensorboard', 'wandb', 'mlflow'}]) Where the run's scalars go besides log.txt and
             # evals.csv, each getting the same scalars at the same env steps; 'wandb' and 'mlflow' need their
-            # extras (pip install "tidal[wandb]") and also get the config, curve.png and summary.json.
+            # extras (pip install -e ".[wandb]") and also get the config, curve.png and summary.json.
             backends=['tensorboard'],
             wandb=dict(
                 # (str) W&B project the run goes to.

@@ -27,7 +27,7 @@ _MP4_MODULE = 'imageio_ffmpeg'  # ships an ffmpeg binary
 #: What gymnasium's own envs draw their frames with (classic control and Box2D: pygame), which the video and hub
 #: extras install; a missing one is named with the extra's pip command.
 DRAWING_PACKAGES = ('pygame',)
-VIDEO_INSTALL = 'pip install tidal[video]'
+VIDEO_INSTALL = 'pip install -e ".[video]"'
 
 
 class EpisodeRecorder(gymnasium.Wrapper):

@@ -1,6 +1,6 @@
 """Multi-agent discrete SAC (MASAC) on PettingZoo's MPE simple_spread_v3: 3 agents, 25-step episodes.
 
-Needs the 'marl' extra (pip install tidal[marl]). One actor shared by the agents acts on each agent's
+Needs the 'marl' extra (pip install -e ".[marl]"). One actor shared by the agents acts on each agent's
 own observation; twin critics score each agent's actions from the env's global state.
 """
 

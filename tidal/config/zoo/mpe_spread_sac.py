@@ -1,7 +1,7 @@
 """Multi-agent SAC (MASAC), continuous actions, on PettingZoo's MPE simple_spread_v3: 3 agents,
 25-step episodes.
 
-Needs the 'marl' extra (pip install tidal[marl]). One actor shared by the agents acts on each agent's
+Needs the 'marl' extra (pip install -e ".[marl]"). One actor shared by the agents acts on each agent's
 own observation; twin critics score each agent's action from the env's global state.
 """
 

@@ -40,7 +40,7 @@ def check_backends(cfg: Mapping[str, Any]) -> None:
             importlib.import_module(name)
         except ImportError as err:
             raise ConfigError(f"logger.backends: '{name}' needs the {name} package, which cannot be imported "
-                              f"({err}); install it with: pip install \"tidal[{name}]\"") from None
+                              f"({err}); install it with: pip install -e \".[{name}]\"") from None
         if name == 'mlflow':
             _check_reachable(cfg['logger']['mlflow']['tracking_uri'])
 

@@ -1,4 +1,4 @@
-"""MLflow as a tracking backend (`logger.backends: [mlflow]`, `pip install "tidal[mlflow]"`).
+"""MLflow as a tracking backend (`logger.backends: [mlflow]`, `pip install -e ".[mlflow]"`).
 
 Talks to the store through `MlflowClient` with explicit run ids, never MLflow's one active run per thread: the
 seeds of a group (one process) are several open runs at once. The group is the run's `tidal.group` tag.

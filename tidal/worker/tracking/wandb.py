@@ -1,4 +1,4 @@
-"""Weights & Biases as a tracking backend (`logger.backends: [wandb]`, `pip install "tidal[wandb]"`).
+"""Weights & Biases as a tracking backend (`logger.backends: [wandb]`, `pip install -e ".[wandb]"`).
 
 Each run is a W&B run of its own, opened with `reinit='create_new'`, so the seeds of a group (one process) are
 several open runs at once. Every scalar is drawn against `env_step` rather than W&B's own step, which counts
