@@ -56,7 +56,7 @@ def _check_destination(data_format: str, out: Optional[str | os.PathLike], datas
     """-o for a demonstration file, --dataset-id for a Minari dataset, each with its own format only."""
     if data_format == 'minari':
         if importlib.util.find_spec('minari') is None:
-            raise ConfigError("--format minari needs the minari package: pip install -e ".[minari]"")
+            raise ConfigError('--format minari needs the minari package: pip install -e ".[minari]"')
         if not dataset_id or out is not None:
             raise ConfigError('--format minari writes the dataset --dataset-id (namespace/env/name-vN) under '
                               "Minari's root (MINARI_DATASETS_PATH): give --dataset-id, not -o")

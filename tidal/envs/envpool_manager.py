@@ -140,7 +140,8 @@ class EnvPoolManager(EnvManager):
         try:
             import envpool
         except ImportError as err:
-            raise EnvError("env_manager.type 'envpool' needs the envpool package: pip install -e ".[envpool]"") from err
+            raise EnvError("env_manager.type 'envpool' needs the envpool package: "
+                           'pip install -e ".[envpool]"') from err
         if self.env_cfg is None:
             raise ConfigError("env_manager.type 'envpool' builds its envs from the env section: pass env_cfg")
         env_cfg = self.env_cfg

@@ -38,7 +38,7 @@ def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
     if path and _is_minari(path):
         if importlib.util.find_spec('minari') is None:
             raise ConfigError(f"{key}: '{path}' is not a demonstration file (.npz), and reading it as a Minari "
-                              f"dataset needs the minari package: pip install -e ".[minari]"")
+                              f'dataset needs the minari package: pip install -e ".[minari]"')
         from tidal.worker.minari_datasets import load_minari_demos
         demos = load_minari_demos(path, key, cfg.env)
     elif path:
