@@ -23,7 +23,7 @@ setup(
     ],
     extras_require={
         # the multi-agent tests run MPE, the DI-engine config tests Box2D, MuJoCo and Atari envs, the Ray tests Ray
-        'test': ['pytest>=7', 'pytest-xdist>=3.5', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
+        'test': ['pytest>=7', 'mpe2', 'pettingzoo', 'box2d>=2.3.10', 'pygame>=2.1', 'mujoco>=3', 'imageio>=2.14',
                  'ale-py>=0.9', 'opencv-python-headless>=4.5', 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10',
                  'types-PyYAML', 'types-tqdm', 'optuna>=4', 'onnx>=1.16', 'onnxruntime>=1.18',
                  'onnxscript>=0.2', 'imageio-ffmpeg>=0.5', 'huggingface_hub>=0.20',

@@ -111,21 +111,14 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests marked `gpu` run only where torch sees a CUDA device. Under pytest-xdist (`-n`, `--dist loadgroup`)
-    the tests that start Ray share one worker: two Rays at once would each want every core, and a `ray start`
-    head of one test must not be on record while another starts its own."""
+    """Tests marked `gpu` run only where torch sees a CUDA device."""
     import torch
-    skip = None if torch.cuda.is_available() else pytest.mark.skip(reason='needs a CUDA device')
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason='needs a CUDA device')
     for item in items:
-        if skip is not None and 'gpu' in item.keywords:
+        if 'gpu' in item.keywords:
             item.add_marker(skip)
-        if _starts_ray(item):
-            item.add_marker(pytest.mark.xdist_group('ray'))
-
-
-def _starts_ray(item: pytest.Item) -> bool:
-    return item.path.name.startswith('test_ray') or (item.path.name == 'test_commands.py'
-                                                     and 'ray' in item.name)
 
 
 def pytest_configure(config) -> None:
