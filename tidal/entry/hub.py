@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from tidal.base.errors import TidalError
-from tidal.config import read_config
 from tidal.entry.export import ExportResult, export_policy
 from tidal.entry.hub_card import CardFacts, model_card
 from tidal.entry.hub_eval import AgentScore, raw_observation_dtype, require_frames, require_mp4, score_agent
-from tidal.entry.setup import load_config
+from tidal.entry.saved_run import saved_run
 from tidal.registry import ENV_REGISTRY
-from tidal.worker.run_groups import run_checkpoint
 
 HUB_FILES = ('agent.pt', 'README.md', 'config.yaml', 'replay.mp4')
 
@@ -47,8 +45,8 @@ def export_hub(source: str | os.PathLike, directory: str | os.PathLike, episodes
                seed: Optional[int] = None) -> HubExport:
     """Write the model-repo folder of the policy of a run folder, or of a checkpoint inside one, into
     `directory`; agent.pt is scored on `episodes` episodes seeded from `seed` (default: the run's seed)."""
-    run_dir, ckpt = run_checkpoint(Path(source))
-    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
+    saved = saved_run(source, 'export')
+    run_dir, ckpt, cfg = saved.run_dir, saved.checkpoint, saved.cfg
     env_id, env_kwargs = cfg.env.env_id, dict(cfg.env.get('env_kwargs') or {})
     adapter_env = ENV_REGISTRY.build(cfg.env.type, cfg.env).make('evaluator')
     try:
