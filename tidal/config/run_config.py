@@ -37,7 +37,8 @@ class RunConfig:
             ),
             mlflow=dict(
                 # (str) MLflow tracking URI: a local store ('sqlite:///mlflow.db') or a server
-                # ('http://host:5000'); '' leaves it to MLflow (MLFLOW_TRACKING_URI, else its default).
+                # ('http://host:5000'); '' is MLFLOW_TRACKING_URI when set, else a store in the run folder
+                # (mlflow/mlflow.db; a seed group's in the group's folder).
                 tracking_uri='',
                 # (str) MLflow experiment the run goes to; made if it does not exist.
                 experiment='tidal',
