@@ -62,6 +62,18 @@ def _write_atomic(path: Path, rows: list[list[Any]]) -> None:
         raise
 
 
+# Below this many complete trials importance.png says it is a rough guide. Measured on 40 synthetic studies of 5
+# uniform parameters, one carrying most of the objective's variance: fANOVA ranked that one first in 3 of 10
+# studies of 5 trials (chance is 2 of 10), half of those of 10 trials, 6 of 10 of 20 trials and 8 of 10 of 30.
+ROUGH_BELOW_TRIALS = 10
+
+
+def importance_title(study_name: str, complete: int) -> str:
+    """The figure's title: the study and how many complete trials the importances come from."""
+    rough = ': a rough guide' if complete < ROUGH_BELOW_TRIALS else ''
+    return f"{study_name}: from {complete} complete trial{'s' if complete != 1 else ''}{rough}"
+
+
 def write_importance(study: 'optuna.Study', path: Path) -> str:
     """importance.png from Optuna's parameter importances; returns a line saying what was written, or why not."""
     import optuna
@@ -81,8 +93,10 @@ def write_importance(study: 'optuna.Study', path: Path) -> str:
     figure, axes = plt.subplots(figsize=(7, 0.45 * len(names) + 1.2))
     axes.barh(names, [importances[name] for name in names], color='tab:blue')
     axes.set_xlabel('importance (fANOVA, sums to 1)')
-    axes.set_title(f'{study.study_name}: {len(complete)} complete trials')
+    axes.set_title(importance_title(study.study_name, len(complete)))
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+    if len(complete) < ROUGH_BELOW_TRIALS:
+        return f'importance plot {path} (from {len(complete)} complete trials: a rough guide)'
     return f'importance plot {path}'
