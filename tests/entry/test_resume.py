@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -334,3 +335,38 @@ def test_a_kill_inside_a_checkpoint_write_leaves_each_event_once_and_no_empty_ev
     events, empty = scalar_events(tmp_path / 'killed')
     assert len(events) == len(set(events)) and sorted(events) == sorted(scalar_events(tmp_path / 'whole')[0])
     assert empty == []
+
+
+def test_a_larger_budget_continues_an_ended_run_with_the_updates_of_the_longer_run(tmp_path, capsys):
+    train(tmp_path, 'whole')
+    train(tmp_path, 'extended', steps=200)
+    resume(tmp_path / 'extended', progress=False, max_env_step=STEPS)
+    whole, extended = (load_checkpoint(tmp_path / name / 'ckpt' / 'latest.pt') for name in ('whole', 'extended'))
+    for key, weight in whole['policy']['model'].items():
+        assert torch.equal(weight, extended['policy']['model'][key]), key
+    assert extended['finished'] == f'budget of {STEPS} env steps reached'
+    # the same updates; the evaluations count their period from the shorter run's concluding one, at its budget
+    before = [row for row in eval_rows(tmp_path / 'whole') if int(row[0]) < 200]
+    assert [row for row in eval_rows(tmp_path / 'extended') if int(row[0]) < 200] == before
+    assert [row[0] for row in eval_rows(tmp_path / 'extended')][len(before):] == ['200', '260', '320', '330']
+
+
+def test_a_budget_already_spent_is_refused_in_one_line_and_an_ended_run_says_how_to_extend_it(tmp_path, capsys):
+    train(tmp_path, 'done', steps=120)
+    with pytest.raises(TidalError, match=r"^run '.*done' stands at env step 120, train iteration \d+: a budget of "
+                                         r"100 env steps is already spent; give one past it$"):
+        resume(tmp_path / 'done', progress=False, max_env_step=100)
+    capsys.readouterr()
+    assert resume(tmp_path / 'done', progress=False) is None
+    assert f"(tidal resume {tmp_path / 'done'} --max-env-step N continues it" in capsys.readouterr().out
+
+
+def test_a_larger_budget_continues_every_seed_of_a_group_and_is_kept_in_its_group_file(tmp_path, capsys):
+    group = tmp_path / 'group'
+    serial_pipeline('pendulum_sac', seeds=[1, 2], max_env_step=120, progress=False,
+                    overrides=[*SHORT, f'exp_name={group}'])
+    resume(group, progress=False, max_env_step=180)
+    assert json.loads((group / 'group.json').read_text())['max_env_step'] == 180
+    for seed in (1, 2):
+        state = load_checkpoint(group / f'seed_{seed}' / 'ckpt' / 'latest.pt')
+        assert state['collector']['env_step'] == 180 and state['finished'] == 'budget of 180 env steps reached'

@@ -148,6 +148,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser('resume', help='continue a run from its folder')
     p.add_argument('run_dir')
+    p.add_argument('--max-env-step', type=_positive, default=None,
+                   help="replace the run's env-step budget (continues a run its budget ended)")
+    p.add_argument('--max-train-iter', type=_positive, default=None,
+                   help="replace the run's train-iteration budget")
     p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
     p.add_argument('--no-progress', action='store_true')
 
@@ -320,7 +324,8 @@ def _dispatch(args: argparse.Namespace) -> None:
         _eval(args)
     elif args.command == 'resume':
         from tidal.entry.pipelines import resume
-        resume(args.run_dir, progress=not args.no_progress)
+        resume(args.run_dir, progress=not args.no_progress, max_env_step=args.max_env_step,
+               max_train_iter=args.max_train_iter)
     elif args.command == 'list':
         _list(args.what)
     elif args.command == 'config':

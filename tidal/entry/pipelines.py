@@ -14,9 +14,10 @@ from tidal.base.device import policy_device
 from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
+from tidal.entry.resume_budget import Budget, resumed_budget
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
 from tidal.entry.seed_group import SeedGroup, check_groupable, group_overrides, recover_checkpoints
-from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder
+from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder, write_group
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
 from tidal.registry import feed_class, policy_class
@@ -110,8 +111,7 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
         raise ConfigError('--seeds runs in one process: start it without torchrun')
     try:
         group_dir = new_run_dir(first.exp_name)
-        (group_dir / GROUP_FILE).write_text(json.dumps(
-            {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter}, indent=2) + '\n')
+        write_group(group_dir, {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
     except OSError as err:
         raise TidalError(f"cannot write the group folder '{first.exp_name}' (exp_name): {err.strerror or err}") from err
     try:
@@ -137,11 +137,14 @@ def checked_seeds(seeds: Sequence[int]) -> list[int]:
     return checked
 
 
-def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult]:
+def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget()) -> Optional[GroupResult]:
     """Continue every seed of a group that has not ended, together (first completing or undoing the round of
     checkpoints a kill interrupted). Seeds whose checkpoints stand at different env steps (one was resumed alone)
-    continue one after the other instead, each alone."""
+    continue one after the other instead, each alone. A `new` budget replaces the group's (group.json)."""
     spec = read_group(group_dir)
+    if new.given:
+        budget = new.over(Budget(spec['max_env_step'], spec['max_train_iter']))
+        spec.update(max_env_step=budget.max_env_step, max_train_iter=budget.max_train_iter)
     recover_checkpoints(group_dir, [seed_folder(group_dir, seed) for seed in spec['seeds']])
     pending: list[tuple[EasyDict, Path, Optional[dict[str, Any]]]] = []
     for seed in spec['seeds']:
@@ -153,16 +156,21 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
             print(f"tidal: seed {seed} of '{group_dir}' stopped before its first checkpoint; it starts again from "
                   f"the beginning", flush=True)
             _clear_partial(run_dir)
-        if state is None or not state.get('finished'):
+        if state is None or (new.given and resumed_budget(run_dir, state, new) is not None):
+            pending.append((cfg, run_dir, state))
+        elif not state.get('finished'):
             pending.append((cfg, run_dir, state))
     if not pending:
         print(f"tidal: group '{group_dir}' already ended; nothing to resume", flush=True)
         return None
+    if new.given:
+        write_group(group_dir, spec)
     steps = {0 if state is None else state['collector']['env_step'] for _, _, state in pending}
     if len(steps) > 1:
         print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)} (one was "
               f"resumed alone?); they resume one after the other, each alone", flush=True)
-        trained = {run_dir: resume(run_dir, progress).policy for _, run_dir, _ in pending}
+        trained = {run_dir: resume(run_dir, progress, new.max_env_step, new.max_train_iter).policy
+                   for _, run_dir, _ in pending}
     else:
         cfgs, pending_dirs, states = zip(*pending)
         policies = SeedGroup(cfgs, pending_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'],
@@ -175,15 +183,18 @@ def resume_group(group_dir: Path, progress: bool = True) -> Optional[GroupResult
                         for run_dir in run_dirs], group_dir)
 
 
-def resume(run_dir: str | os.PathLike, progress: bool = True) -> Any:
+def resume(run_dir: str | os.PathLike, progress: bool = True, max_env_step: Optional[int] = None,
+           max_train_iter: Optional[int] = None) -> Any:
     """Continue a run from its folder: its saved config and its latest checkpoint (a seed group's folder:
     every seed's run).
 
-    A run that already ended (its budget or stop value reached) is left as it is: None is returned.
+    `max_env_step` / `max_train_iter` replace the run's budget, and continue a run its budget had ended. A run
+    that already ended otherwise (its stop value reached), or by its budget with none given, is left as it is:
+    None is returned.
     """
-    run_dir = Path(run_dir)
+    run_dir, new = Path(run_dir), Budget(max_env_step, max_train_iter)
     if (run_dir / GROUP_FILE).is_file():
-        return resume_group(run_dir, progress)
+        return resume_group(run_dir, progress, new)
     config_path = run_dir / 'config.yaml'
     if not run_dir.is_dir():
         raise TidalError(f"run folder '{run_dir}' does not exist (a run stopped before it made its folder "
@@ -194,29 +205,30 @@ def resume(run_dir: str | os.PathLike, progress: bool = True) -> Any:
     cfg = load_config((main_config, create_config))  # the saved config holds the run's seed
     latest = run_dir / 'ckpt' / 'latest.pt'
     if not latest.is_file():
-        return _start_again(cfg, run_dir, progress)
+        return _start_again(cfg, run_dir, progress, new)
     state = load_checkpoint(latest)
-    if state.get('finished'):
-        print(f"tidal: run '{run_dir}' already ended ({state['finished']}); nothing to resume", flush=True)
+    budget = resumed_budget(run_dir, state, new)
+    if budget is None:
         return None
-    run = Run(cfg, run_dir, run_feed(cfg), state['max_env_step'], state['max_train_iter'], progress,
+    run = Run(cfg, run_dir, run_feed(cfg), budget.max_env_step, budget.max_train_iter, progress,
               resume_state=state)
     return RunResult.of_run(run.train(), run_dir)
 
 
-def _start_again(cfg: EasyDict, run_dir: Path, progress: bool) -> RunResult:
+def _start_again(cfg: EasyDict, run_dir: Path, progress: bool, new: Budget) -> RunResult:
     """A run killed while it started, before its first checkpoint: run it again from the beginning,
     which with the same config and seed is the run it would have been."""
     try:
-        budget = json.loads((run_dir / 'summary.json').read_text())
-        max_env_step, max_train_iter = budget['max_env_step'], budget['max_train_iter']
+        saved = json.loads((run_dir / 'summary.json').read_text())
+        budget = new.over(Budget(saved['max_env_step'], saved['max_train_iter']))
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CheckpointError(f"run '{run_dir}' has no checkpoint and no budget in its summary.json; start it "
                               f"again with tidal train {run_dir / 'config.yaml'}") from err
     print(f"tidal: run '{run_dir}' stopped before its first checkpoint; it starts again from the beginning",
           flush=True)
     _clear_partial(run_dir)
-    return RunResult.of_run(Run(cfg, run_dir, run_feed(cfg), max_env_step, max_train_iter, progress).train(), run_dir)
+    run = Run(cfg, run_dir, run_feed(cfg), budget.max_env_step, budget.max_train_iter, progress)
+    return RunResult.of_run(run.train(), run_dir)
 
 
 def _clear_partial(run_dir: Path) -> None:

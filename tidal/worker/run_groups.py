@@ -33,6 +33,17 @@ def read_group(group_dir: Path) -> dict:
     return json.loads((group_dir / GROUP_FILE).read_text())
 
 
+def write_group(group_dir: Path, spec: dict) -> None:
+    """Write a seed group's group.json atomically: a group resumed with a new budget keeps its old one until the
+    new one is whole."""
+    tmp = group_dir / f'.{GROUP_FILE}.tmp'
+    try:
+        tmp.write_text(json.dumps(spec, indent=2) + '\n')
+        os.replace(tmp, group_dir / GROUP_FILE)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def run_checkpoint(source: Path, command: str = 'export') -> tuple[Path, Path]:
     """(run folder, checkpoint) of a run folder (its ckpt/best.pt, else ckpt/latest.pt) or of a checkpoint file
     inside one; `command` names what needs it in the one-line refusals."""
