@@ -4,8 +4,10 @@ Libraries evaluate on different env-step grids (tidal every N train iterations a
 SB3 every N env steps), so a value "at" an env step is always the last evaluation at or before it;
 cells say which env step they come from whenever it differs from the milestone.
 
-Over seeds, tables quote the median and the interquartile mean (IQM) with its 95% stratified-bootstrap
-confidence interval (`tidal.rl_utils.stats`; with 3 seeds the IQM trims nothing and is the mean).
+Over seeds, tables quote the median and the interquartile mean (IQM). From MIN_CI_SEEDS seeds up the IQM comes
+with its 95% stratified-bootstrap confidence interval (`tidal.rl_utils.stats`); with fewer, an interval of a
+handful of values would cover far less than 95% (with 3 seeds it is about the seeds' range, and the IQM is the
+mean), so the cell gives the seed count and the range instead: `IQM (n=3, range [low, high])`.
 """
 import json
 import math
@@ -16,16 +18,23 @@ from tidal.rl_utils.stats import iqm_ci
 
 #: Bootstrap replicates behind every interval, and the seed that makes them repeatable.
 CI_REPLICATES, CI_SEED = 2000, 0
+#: The fewest seeds whose IQM is quoted with a 95% interval.
+MIN_CI_SEEDS = 5
 
 
 def seed_summary(values: list[float]) -> dict:
     """Median, IQM and the IQM's 95% stratified-bootstrap interval of per-seed values."""
     interval = iqm_ci(values, replicates=CI_REPLICATES, seed=CI_SEED)
-    return {'median': statistics.median(values), 'iqm': interval.point, 'ci': [interval.low, interval.high]}
+    return {'median': statistics.median(values), 'iqm': interval.point, 'ci': [interval.low, interval.high],
+            'n': len(values), 'range': [min(values), max(values)]}
 
 
 def iqm_cell(summary: dict, digits: int = 1) -> str:
-    """A `seed_summary` as 'IQM [low, high]'."""
+    """A `seed_summary` as 'IQM [low, high]' (the 95% interval) from MIN_CI_SEEDS seeds, else as
+    'IQM (n=3, range [low, high])'."""
+    if 'n' in summary and summary['n'] < MIN_CI_SEEDS:
+        low, high = summary['range']
+        return f"{summary['iqm']:.{digits}f} (n={summary['n']}, range [{low:.{digits}f}, {high:.{digits}f}])"
     low, high = summary['ci']
     return f"{summary['iqm']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 

@@ -50,8 +50,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--out', type=Path, default=RESULTS / 'restat.md')
     args = parser.parse_args()
-    lines = ['# Median and IQM [95% stratified-bootstrap CI] over seeds, from each results.json', '',
-             'Written by `python benchmarks/restat.py`. With 3 seeds the IQM trims nothing: it is the mean.', '']
+    lines = ['# Median and IQM over seeds, from each results.json', '',
+             'Written by `python benchmarks/restat.py`. From 5 seeds the IQM comes with its 95% stratified-bootstrap '
+             'interval, `IQM [low, high]`; with fewer, with the seed count and the range, `IQM (n=3, range [low, '
+             'high])`. With 3 seeds the IQM trims nothing: it is the mean.', '']
     collected = {}
     for path in sorted([*RESULTS.glob('*/results.json'), *RESULTS.glob('*/*/results.json')]):
         rows = summaries(json.loads(path.read_text()))
@@ -60,8 +62,8 @@ def main() -> None:
         name = path.parent.relative_to(RESULTS).as_posix()  # a set of several envs keeps one folder per env
         collected[name] = rows
         lines += [f'## {name}', '',
-                  '| group | seeds | budget | at the budget: median | IQM [95% CI] | final (last eval): median '
-                  '| IQM [95% CI] | mean over the run: median | IQM [95% CI] |', '|' + '---|' * 9]
+                  '| group | seeds | budget | at the budget: median | IQM | final (last eval): median '
+                  '| IQM | mean over the run: median | IQM |', '|' + '---|' * 9]
         lines += ['| ' + ' | '.join([r['group'] or name, str(r['seeds']), fmt_steps(r['steps'])] + [
             cell for key in ('at_budget', 'final', 'mean') for cell in (f"{r[key]['median']:.1f}", iqm_cell(r[key]))])
             + ' |' for r in rows]
