@@ -27,7 +27,7 @@ setup(
                  'ale-py>=0.9', 'opencv-python-headless>=4.5', 'ray>=2.9', 'import-linter>=2.0', 'mypy>=1.10',
                  'types-PyYAML', 'types-tqdm', 'optuna>=4', 'onnx>=1.16', 'onnxruntime>=1.18',
                  'onnxscript>=0.2', 'imageio-ffmpeg>=0.5', 'huggingface_hub>=0.20',
-                 'mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26',  # CI builds the docs --strict
+                 'mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26', 'black>=24',  # CI builds the docs
                  'minari[create,hdf5]>=0.5,<0.6', 'wandb>=0.19.10', 'mlflow-skinny>=2.10', 'sqlalchemy>=2',
                  'alembic>=1.8'],
         'dist': ['ray>=2.9'],
@@ -35,7 +35,9 @@ setup(
         # its server, with what its SQLite store (sqlite:///mlflow.db) needs
         'wandb': ['wandb>=0.19.10'],
         'mlflow': ['mlflow-skinny>=2.10', 'sqlalchemy>=2', 'alembic>=1.8'],
-        'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26'],  # mkdocs serve / build
+        # mkdocs serve / build; Black formats the API reference's signatures (mkdocs.yml: separate_signature), which
+        # mkdocstrings otherwise prints unformatted with a line asking for Black or Ruff
+        'docs': ['mkdocs>=1.6', 'mkdocs-material>=9.5', 'mkdocstrings[python]>=0.26', 'black>=24'],
         'tune': ['optuna>=4'],  # tidal tune; studies are stored in SQLite
         'export': ['onnx>=1.16', 'onnxruntime>=1.18', 'onnxscript>=0.2'],  # tidal export --format onnx and its parity check
         # tidal eval --video writes MP4 (else GIF with Pillow); gymnasium's classic-control envs draw with pygame

@@ -1,8 +1,10 @@
 """The docs site's structure, checked without building it: every page of docs/ is in mkdocs.yml's nav and every
 nav entry is a page, the README's and the pages' links to pages resolve, and the README's algorithm table is the
-Algorithms page's. `mkdocs build --strict` in CI checks the rest (anchors, the API reference)."""
+Algorithms page's; the build asks for nothing the docs extra lacks.
+`mkdocs build --strict` in CI checks the rest (anchors, the API reference)."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,10 +30,22 @@ def nav_pages(entry: Any) -> Iterator[str]:
             yield from nav_pages(item)
 
 
+def mkdocs_config() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / 'mkdocs.yml').read_text())
+
+
 def nav() -> list[str]:
-    config = yaml.safe_load((ROOT / 'mkdocs.yml').read_text())
+    config = mkdocs_config()
     assert config.get('docs_dir', 'docs') == 'docs'
     return list(nav_pages(config['nav']))
+
+
+def extras() -> dict[str, list[str]]:
+    """setup.py's extras_require, read without running setup.py."""
+    for node in ast.walk(ast.parse((ROOT / 'setup.py').read_text())):
+        if isinstance(node, ast.keyword) and node.arg == 'extras_require':
+            return ast.literal_eval(node.value)
+    raise AssertionError('setup.py has no extras_require')
 
 
 def links(path: Path) -> list[str]:
@@ -72,3 +86,15 @@ def test_the_readme_algorithm_table_is_the_algorithms_page_table():
         return [line for line in section.splitlines() if line.startswith('|')]
     assert table(ROOT / 'README.md') == table(DOCS / 'algorithms.md')
     assert len(table(DOCS / 'algorithms.md')) >= 10
+
+
+def test_the_docs_extra_has_black_to_format_the_api_signatures_and_ci_builds_with_the_same_packages():
+    # separate_signature makes mkdocstrings format each signature with Black or Ruff; without either it prints a line
+    # asking for one at every build
+    [plugin] = [entry['mkdocstrings'] for entry in mkdocs_config()['plugins']
+                if isinstance(entry, dict) and 'mkdocstrings' in entry]
+    options = plugin['handlers']['python']['options']
+    assert options['separate_signature'] is True
+    docs, test = extras()['docs'], extras()['test']
+    assert [requirement for requirement in docs if requirement.startswith('black')] == ['black>=24']
+    assert sorted(set(docs) - set(test)) == []
