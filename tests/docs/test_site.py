@@ -1,6 +1,6 @@
 """The docs site's structure, checked without building it: every page of docs/ is in mkdocs.yml's nav and every
 nav entry is a page, the README's and the pages' links to pages resolve, and the README's algorithm table is the
-Algorithms page's; the build asks for nothing the docs extra lacks.
+Algorithms page's; the build asks for nothing the docs extra lacks, and code blocks wrap their long lines.
 `mkdocs build --strict` in CI checks the rest (anchors, the API reference)."""
 from __future__ import annotations
 
@@ -98,3 +98,12 @@ def test_the_docs_extra_has_black_to_format_the_api_signatures_and_ci_builds_wit
     docs, test = extras()['docs'], extras()['test']
     assert [requirement for requirement in docs if requirement.startswith('black')] == ['black>=24']
     assert sorted(set(docs) - set(test)) == []
+
+
+def test_code_blocks_wrap_long_lines_with_the_sites_own_stylesheet():
+    assert mkdocs_config()['extra_css'] == ['stylesheets/extra.css']
+    rule = re.search(r'\.md-typeset pre > code \{([^}]*)\}', (DOCS / 'stylesheets' / 'extra.css').read_text())
+    assert rule is not None
+    declarations = {name.strip(): value.strip() for name, value in
+                    (line.split(':') for line in rule.group(1).split(';') if line.strip())}
+    assert declarations == {'white-space': 'pre-wrap', 'overflow-wrap': 'anywhere'}
