@@ -352,8 +352,13 @@ def _dispatch(args: argparse.Namespace) -> None:
         from tidal.entry.export import export_policy
         print(export_policy(args.source, args.format, args.output).summary())
     elif args.command == 'plot':
-        from tidal.worker.plot import plot_curves
-        print(plot_curves(args.run_dirs, Path(args.output), per_run=args.per_run))
+        from tidal.worker.plot import curve_groups, plot_curves
+        curves = curve_groups(args.run_dirs, per_run=args.per_run)
+        out = plot_curves(args.run_dirs, Path(args.output), per_run=args.per_run)
+        runs = sum(len(curve.run_dirs) for curve in curves)
+        pooled = (f' as {_count(len(curves), "curve")}, the seeds of one config as their IQM' if len(curves) < runs
+                  else '')
+        print(f'tidal: drew the eval returns of {_count(runs, "run")} into {out}{pooled}')
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

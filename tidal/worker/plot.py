@@ -90,14 +90,20 @@ def _draw_group(ax: plt.Axes, group: RunGroup) -> None:
     ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
 
 
+def curve_groups(run_dirs: Sequence[str | os.PathLike], per_run: bool = False) -> list[RunGroup]:
+    """The curves a plot of `run_dirs` draws, one group of runs each: a seed group's folder stands for its seeds,
+    the seeds of one config make one curve, and `per_run` makes every run a curve of its own."""
+    run_dirs = expand_seed_groups(run_dirs)
+    return [RunGroup(Path(r).name, (Path(r),)) for r in run_dirs] if per_run else group_runs(run_dirs)
+
+
 def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run: bool = False) -> Figure:
     """Eval return against env steps, one colour per curve. Seeds of one config make one curve (their
     IQM with a 95% confidence band); a run alone is drawn with its +-std band over eval episodes and,
     where evals.csv has it, the mean return of the training episodes between evaluations (dashed).
     `per_run` draws every run alone. The caller closes the figure (`plt.close`)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    run_dirs = expand_seed_groups(run_dirs)
-    groups = [RunGroup(Path(r).name, (Path(r),)) for r in run_dirs] if per_run else group_runs(run_dirs)
+    groups = curve_groups(run_dirs, per_run)
     for group in groups:
         for repeat in group.left_out:
             print(f"tidal: '{repeat}' repeats a seed that '{group.label}' already counts; left out of its curve",
