@@ -107,6 +107,20 @@ def test_the_actor_steps_every_actor_update_freq_updates_and_the_targets_follow_
     assert float(third['actor_loss']) == float(second['actor_loss'])  # reported from the latest actor step
 
 
+def test_with_actor_the_targets_move_only_in_the_updates_that_step_the_actor():
+    policy = make(actor_update_freq=2, target_theta=0.5, target_update='with_actor')
+    target = policy._target.net.state_dict()
+    before = {name: value.clone() for name, value in target.items()}
+    policy.learn_mode.forward(batch())  # a critic step alone: the targets stay
+    assert all(torch.equal(target[name], value) for name, value in before.items())
+    critic = {name: value.clone() for name, value in policy.model.state_dict().items()}
+    policy.learn_mode.forward(batch())  # critic and actor: one Polyak step of theta 0.5 toward the stepped model
+    online = policy.model.state_dict()
+    for name, value in before.items():
+        assert_close(target[name], (value + online[name]) / 2), name
+    assert not torch.equal(online['actor_head.mu.weight'], critic['actor_head.mu.weight'])
+
+
 def test_collection_adds_clipped_gaussian_noise_and_evaluation_acts_deterministically():
     policy = make(TD3Policy)
     policy._cfg.collect.noise_sigma = 0.5

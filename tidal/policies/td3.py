@@ -6,7 +6,8 @@ Polyak-averaged copies of both; collection adds Gaussian noise to mu(s). TD3 (Fu
 Function Approximation Error in Actor-Critic Methods", arXiv 1802.09477) adds three things, each a config key:
 twin critics whose minimum is the target (`model.twin_critic`), clipped noise on the target's action
 (`learn.noise`, target policy smoothing) and one actor step per `learn.actor_update_freq` critic steps. As in
-DI-engine, `td3` is `ddpg` with those three on, and the target networks follow after every critic step.
+DI-engine, `td3` is `ddpg` with those three on, and the target networks follow after every critic step; the paper
+and Stable-Baselines3 move them with the actor instead (`learn.target_update='with_actor'`).
 """
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ class DDPGPolicy(Policy):
             learning_rate_actor=1e-3,
             # (float > 0) Adam learning rate of the critics.
             learning_rate_critic=1e-3,
-            # (float in (0, 1]) Polyak factor of the target actor and critics, updated after every critic step.
+            # (float in (0, 1]) Polyak factor of the target actor and critics.
             target_theta=0.005,
+            # (str in {'critic_step', 'with_actor'}) When the targets move: after every critic step (DI-engine), or
+            # only after the updates that step the actor too (the TD3 paper's delayed update, Stable-Baselines3).
+            target_update='critic_step',
             # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
             # (int > 0) Critic steps per actor step (TD3's delayed policy update: 2).
@@ -102,12 +106,14 @@ class DDPGPolicy(Policy):
                 * learn.noise_sigma
         stages = [LossStage(self._optimizer_critic, self._critic_loss, None, loss_key=None, norm_key=None)]
         self._updates.value += 1
-        if self._updates.value % learn.actor_update_freq == 0:
+        actor_step = self._updates.value % learn.actor_update_freq == 0
+        if actor_step:
             stages.append(LossStage(self._optimizer_actor, self._actor_loss, None, loss_key=None, norm_key=None,
                                     frozen=(self._model.critic,), seen=self._keep_actor_loss))
+        move_targets = actor_step or learn.target_update == 'critic_step'
         # an update without an actor step reports the latest actor step's loss (0 before the first)
         return LearnPlan(stages, info={'actor_loss': self._last_actor_loss},
-                         after=lambda: self._target.update(learn.target_theta))
+                         after=(lambda: self._target.update(learn.target_theta)) if move_targets else None)
 
     def _keep_actor_loss(self, values: dict[str, torch.Tensor]) -> None:
         self._last_actor_loss = values['actor_loss']

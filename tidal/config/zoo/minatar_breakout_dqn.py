@@ -1,8 +1,8 @@
 """DQN on MinAtar Breakout (10x10 images, 4 channels of 0/1): MinAtar's own DQN network (16 3x3 filters, one
 dense layer of 128) with rl-baselines3-zoo's Atari DQN schedule scaled to a 300k-step run: one env, one update
 of 32 every 4 env steps, the target copied every 1000 env steps (250 updates), epsilon from 1 to 0.01 over the
-first 30k env steps, 5000 random steps before the first update. Double Q, the dueling head, 3-step returns and
-prioritized replay are on, as in tidal's DQN defaults.
+first 30k env steps, 5000 random steps before the first update. Double Q and the dueling head are on, as in
+tidal's DQN defaults; 3-step returns and prioritized replay with importance weights, off by default, are set here.
 
 Needs the `minatar` package (`pip install -e ".[minatar]"`); its gymnasium id is MinAtar/Breakout-v1.
 """
