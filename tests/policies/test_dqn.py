@@ -1,12 +1,16 @@
 """DQN: the double-Q target, the action mask, the target network's schedule, epsilon-greedy collection, the
-loss forms, and a round trip of its learn state, on a Q-network whose every value is set by hand."""
+loss forms, and a round trip of its learn state, on a Q-network whose every value is set by hand; and the beta
+schedule its default config gives prioritized replay."""
 from __future__ import annotations
 
 import pytest
 import torch
 from torch.testing import assert_close
 
+from tidal.config import compile_config, resolve_config_source
 from tidal.policies import DQNPolicy
+from tidal.worker.feeds.replay import build_replay_buffer
+from tidal.worker.prioritized_buffer import PrioritizedReplayBuffer
 
 
 def make_dqn(**learn) -> DQNPolicy:
@@ -111,3 +115,14 @@ def test_the_learn_state_round_trips_with_its_update_count():
         each.learn_mode.forward(batch())
     assert torch.equal(copy._target.net.head.net[-1].weight, policy._target.net.head.net[-1].weight)
     assert torch.equal(copy.model.head.net[-1].weight, policy.model.head.net[-1].weight)
+
+
+def test_the_default_config_anneals_prioritized_replay_beta_over_20k_batches():
+    # beta = 0.4 + (1 - 0.4) * k / 20000 after k sampled batches: 0.46 at k = 2000
+    cfg = compile_config(*resolve_config_source('cartpole_dqn'), overrides=['policy.priority=true'])
+    buffer = build_replay_buffer(cfg, torch.device('cpu'), seed=0)
+    assert isinstance(buffer, PrioritizedReplayBuffer) and buffer.beta == 0.4
+    buffer.extend({'obs': torch.zeros(2, 4), 'reward': torch.zeros(2)})
+    for _ in range(2000):
+        buffer.sample(1)
+    assert buffer.beta == pytest.approx(0.46)

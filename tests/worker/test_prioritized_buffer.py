@@ -171,6 +171,16 @@ def test_beta_anneals_linearly_and_reaches_one_after_anneal_step_samples():
     assert buffer.beta == 1.0
 
 
+def test_beta_after_3_of_4_anneal_samples_sets_the_importance_weights():
+    # beta = 0.4 + (1 - 0.4) * 3 / 4 = 0.85; p = [1, 4] with alpha = 1: w = (p_min / p)^beta = [1, 0.25^0.85]
+    buffer = filled_buffer([1.0, 4.0], alpha=1.0, beta=0.4, anneal_step=4, eps=1e-9, seed=0)
+    for _ in range(3):
+        buffer.sample(4)
+    assert buffer.beta == pytest.approx(0.85)
+    batch = buffer.sample(10)
+    assert torch.allclose(batch['weight'], torch.where(batch['index'] == 0, 1.0, 0.30779), atol=1e-5)
+
+
 def test_fixed_beta_when_anneal_step_is_zero():
     buffer = filled_buffer([1.0, 2.0], beta=0.4, seed=0)
     for _ in range(20):

@@ -68,7 +68,13 @@ class DQNPolicy(Policy):
                 # (int > 0) Env steps (over all collector envs) of the decay, see type.
                 decay=10_000,
             ),
-            replay_buffer=dict(replay_buffer_size=10_000),
+            replay_buffer=dict(
+                replay_buffer_size=10_000,
+                # (int >= 0) Prioritized replay: sampled batches (one per update) over which beta anneals linearly
+                # from `beta` to 1, as the paper anneals it over training (0 keeps beta fixed). 20k is about a
+                # CartPole run's updates; a longer run sets its own, env steps / n_sample * update_per_collect.
+                anneal_step=20_000,
+            ),
         ),
     )
     action_space = 'discrete'

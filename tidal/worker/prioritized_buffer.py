@@ -3,7 +3,8 @@
 Transition i is sampled with probability P(i) = p_i^alpha / sum_k p_k^alpha (eq. 1), where p_i is
 |TD error| + eps from its last update, and new transitions get the largest priority seen so far so
 each is replayed at least once. The bias this adds is corrected by importance-sampling weights
-w_i = (N * P(i))^-beta / max_j w_j, with beta annealed to 1 by the end of training.
+w_i = (N * P(i))^-beta / max_j w_j, with beta annealed linearly from its start value to 1 over `anneal_step`
+samples, so that the correction is full by the end of training (sec. 3.4); `anneal_step=0` keeps beta fixed.
 
 The module-level functions (hyperparameter checks, beta schedule, stratified draws, weights, saved
 state checks) are shared with `PrioritizedTrajectoryBuffer`, which keeps one priority per (env, slot).
