@@ -1,15 +1,17 @@
 """DQN on CartPole-v1: tidal against Stable-Baselines3 side by side, and tidal's full DQN beside them.
 
 SB3's DQN is the plain one (no double Q, no dueling head, one-step targets, uniform replay), so the matched arm
-turns those off on tidal's side, and both take rl-baselines3-zoo's CartPole-v1 hyperparameters (`hyperparams/
-dqn.yml`): one env, lr 2.5e-4, batch 512, buffer 100k, no warm-up, gamma 0.99, 4 updates every 16 env steps,
-the target network copied every 5000 env steps (1250 updates on tidal's side, which counts updates), epsilon from
-1 to 0.11 over the first 12k env steps (6% of 200k), Huber loss, gradient norm clipped at 10, [64, 64] ReLU.
-The third arm is tidal's full DQN on the same settings: double Q, dueling head, 3-step returns, prioritized
-replay with importance weights. For each seed tidal's matched arm and SB3 start together, one per core (their
-wall-clock ratio); the full arms run after them, two at a time. Every arm runs its whole budget.
+turns those off on tidal's side, and both take rl-baselines3-zoo's current CartPole-v1 hyperparameters
+(`hyperparams/dqn.yml`, unchanged since December 2020; read at zoo v2.8.0): one env, lr 2.3e-3, batch 64, buffer
+100k, 1000 random steps before learning, gamma 0.99, 128 updates after every 256 env steps, epsilon from 1 to 0.04
+over the first 8k env steps (16% of the zoo's 50k), Huber loss, gradient norm clipped at 10, [256, 256] ReLU.
+SB3 copies the target network every 10 env steps, which with updates in bursts of 128 after each 256 steps is a
+copy before each burst: tidal, which counts updates, copies it after every 128th. The third arm is tidal's full
+DQN on the same settings: double Q, dueling head, 3-step returns, prioritized replay with importance weights and
+its default beta schedule. For each seed tidal's matched arm and SB3 start together, one per core (their
+wall-clock ratio); the full arms run after them, two at a time. Every arm runs its whole budget, the zoo's 50k.
 
-    python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 200000] [--quick] [--report-only]
+    python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only]
 """
 from __future__ import annotations
 
@@ -24,16 +26,16 @@ from report import arms_report
 from sac_pendulum import versions
 
 TIDAL_CONFIG = 'cartpole_dqn'
-EVAL_EVERY, EVAL_EPISODES = 5000, 10
+EVAL_EVERY, EVAL_EPISODES = 2500, 10
 SOLVED = 475
 MATCHED = [
     'env.collector_env_num=1', 'env.evaluator_env_num=1', f'env.n_evaluator_episode={EVAL_EPISODES}',
-    'env.stop_value=null', 'policy.random_collect_size=0', 'policy.discount_factor=0.99', 'policy.nstep=1',
-    'policy.model.encoder_hidden_size_list=[64,64]', 'policy.model.dueling=false',
-    'policy.learn.learning_rate=2.5e-4', 'policy.learn.batch_size=512', 'policy.learn.update_per_collect=4',
-    'policy.collect.n_sample=16', 'policy.learn.target_update_freq=1250', 'policy.learn.double_q=false',
+    'env.stop_value=null', 'policy.random_collect_size=1000', 'policy.discount_factor=0.99', 'policy.nstep=1',
+    'policy.model.encoder_hidden_size_list=[256,256]', 'policy.model.dueling=false',
+    'policy.learn.learning_rate=2.3e-3', 'policy.learn.batch_size=64', 'policy.learn.update_per_collect=128',
+    'policy.collect.n_sample=256', 'policy.learn.target_update_freq=128', 'policy.learn.double_q=false',
     'policy.learn.loss=huber', 'policy.learn.grad_clip_norm=10', 'policy.other.eps.type=linear',
-    'policy.other.eps.start=1.0', 'policy.other.eps.end=0.11', 'policy.other.eps.decay=12000',
+    'policy.other.eps.start=1.0', 'policy.other.eps.end=0.04', 'policy.other.eps.decay=8000',
     'policy.other.replay_buffer.replay_buffer_size=100000',
     'policy.eval.evaluator.eval_freq=1000000000', f'policy.eval.evaluator.eval_freq_env_steps={EVAL_EVERY}',
 ]
@@ -96,7 +98,7 @@ def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_task(CARTPOLE, 200_000, argv, __doc__)
+    run_task(CARTPOLE, 50_000, argv, __doc__)
 
 
 if __name__ == '__main__':

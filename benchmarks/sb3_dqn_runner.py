@@ -18,10 +18,10 @@ from torch import nn
 
 from sb3_sac_runner import learn_and_record  # the periodic greedy evaluation and the run record
 
-# rl-baselines3-zoo, hyperparams/dqn.yml, CartPole-v1 (its net_arch is SB3's default [64, 64])
-ZOO_CARTPOLE = dict(learning_rate=2.5e-4, batch_size=512, buffer_size=100_000, learning_starts=0, gamma=0.99,
-                    target_update_interval=5000, train_freq=16, gradient_steps=4, exploration_fraction=0.06,
-                    exploration_final_eps=0.11)
+# rl-baselines3-zoo, hyperparams/dqn.yml, CartPole-v1 (as it stands since December 2020; read at zoo v2.8.0)
+ZOO_CARTPOLE = dict(learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000, gamma=0.99,
+                    target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+                    exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]))
 # rl-baselines3-zoo, hyperparams/dqn.yml, atari (lr 1e-4, batch 32, buffer 100k, target every 1000 env steps, one
 # update every 4, epsilon to 0.01 over the first 10%), with learning_starts 5000 instead of the 100k of a 10M run
 ZOO_ATARI_FOR_MINATAR = dict(learning_rate=1e-4, batch_size=32, buffer_size=100_000, learning_starts=5000,
@@ -46,7 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--env-id', default='CartPole-v1')
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--steps', type=int, default=200_000)
+    parser.add_argument('--steps', type=int, default=50_000)
     parser.add_argument('--run-dir', type=Path, required=True)
     parser.add_argument('--eval-every', type=int, default=5000)
     parser.add_argument('--eval-episodes', type=int, default=10)

@@ -16,11 +16,12 @@ from stable_baselines3.common.noise import NormalActionNoise
 
 from sb3_sac_runner import learn_and_record  # the same deterministic evaluation every `every` steps
 
-# rl-baselines3-zoo, hyperparams/td3.yml: Pendulum-v1, and the settings it gives the MuJoCo envs (Hopper among them);
-# the rest is SB3's TD3 default (tau 0.005, policy_delay 2, target noise 0.2 clipped at 0.5, batch 256)
+# rl-baselines3-zoo, hyperparams/td3.yml (as it stands since January 2024; read at zoo v2.8.0): Pendulum-v1, and the
+# settings it gives the MuJoCo envs (Hopper among them); the rest is SB3's TD3 default (tau 0.005, policy_delay 2,
+# target noise 0.2 clipped at 0.5, batch 256)
 ZOO = {
     'Pendulum-v1': dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, learning_rate=1e-3,
-                        train_freq=(1, 'episode'), gradient_steps=-1, policy_kwargs=dict(net_arch=[400, 300])),
+                        train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[400, 300])),
     'Hopper-v5': dict(learning_starts=10_000, learning_rate=1e-3, batch_size=256, train_freq=1, gradient_steps=1,
                       policy_kwargs=dict(net_arch=[400, 300])),
 }
