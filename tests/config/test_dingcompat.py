@@ -9,11 +9,11 @@ import pytest
 import torch.nn as nn
 
 from tidal.base.errors import ConfigError, UnknownNameError
-from tidal.config import compile_config, read_config
+from tidal.config import compile_config, read_config, resolve_config_source
 from tidal.config.ding import mapping_of, write_ding_mapping
 from tidal.config.ding.tables import KEY_RULES, markdown_tables
 from tidal.policies import PPOPolicy, SACPolicy
-from tidal.registry import POLICY_REGISTRY
+from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY
 
 DOCS_PAGE = Path(__file__).parents[2] / 'docs' / 'di-engine.md'
 DING_CONFIGS = Path(__file__).parent / 'ding_configs'
@@ -448,3 +448,51 @@ def test_ding_env_manager_types_become_tidals(ding_manager, manager):
     cfg, notes = compiled({}, {**CREATE, 'env_manager': {'type': ding_manager}})
     assert cfg.env_manager.type == manager
     assert ('create_config.env_manager.type' in notes) == (ding_manager != manager)
+
+
+DQN_CREATE = {'env': {'type': 'cartpole', 'import_names': ['dizoo.classic_control.cartpole.envs.cartpole_env']},
+              'env_manager': {'type': 'base'}, 'policy': {'type': 'dqn'}}
+
+
+def parameters(model_cfg: dict) -> int:
+    return sum(p.numel() for p in MODEL_REGISTRY.build('dqn', **model_cfg).parameters())
+
+
+@pytest.mark.parametrize('dueling, count', [
+    # DI-engine's DQN on CartPole (4 obs, 2 actions), encoder_hidden_size_list [128, 128, 64]: FCEncoder
+    # 4*128+128 + 128*128+128 + 128*64+64 = 640 + 16512 + 8256 = 25408; DuelingHead (head_layer_num 1, 64 wide):
+    # A = 64*64+64 + 64*2+2 = 4290, V = 64*64+64 + 64*1+1 = 4225; 25408 + 4290 + 4225 = 33923
+    (True, 33923),
+    # DiscreteHead: Q = 64*64+64 + 64*2+2 = 4290; 25408 + 4290 = 29698
+    (False, 29698),
+])
+def test_ding_dqn_keys_build_dings_network(dueling, count):
+    main = {'env': {'env_id': 'CartPole-v0'},
+            'policy': {'model': {'obs_shape': 4, 'action_shape': 2, 'encoder_hidden_size_list': [128, 128, 64],
+                                 'dueling': dueling}}}
+    for policy in ('dqn', 'sql'):
+        cfg, notes = compiled(main, DQN_CREATE, policy)
+        assert cfg.policy.model.head_layer_num == 1 and parameters(cfg.policy.model) == count
+        assert notes['policy.model.head_layer_num'][0] == "-> 'policy.model.head_layer_num' = 1"
+
+
+def test_tidal_dqn_config_with_the_same_keys_keeps_its_head():
+    # tidal's zoo cartpole_dqn: the same encoder (25408), then V 64*1+1 = 65 and A 64*2+2 = 130: 25603
+    cfg = compile_config(*resolve_config_source('cartpole_dqn'), infer_shapes=False)
+    assert mapping_of(cfg) is None and 'head_layer_num' not in cfg.policy.model
+    assert parameters({**cfg.policy.model, 'obs_shape': 4, 'action_shape': 2}) == 25603
+
+
+def test_ding_dqn_on_atari_gets_dings_conv_encoder():
+    main = {'env': {'env_id': 'PongNoFrameskip-v4', 'frame_stack': 4},
+            'policy': {'model': {'obs_shape': [4, 84, 84], 'action_shape': 6,
+                                 'encoder_hidden_size_list': [128, 128, 512]}}}
+    cfg, notes = compiled(main, {'env': {'type': 'atari', 'import_names': ['dizoo.atari.envs.atari_env']},
+                                 'policy': {'type': 'dqn'}})
+    model = cfg.policy.model
+    assert (model.conv_channels, model.conv_kernel_sizes, model.conv_strides, model.pixel_scale,
+            model.head_layer_num) == ([128, 128, 512], [8, 4, 3], [4, 2, 1], 1 / 255, 1)
+    # DI-engine's ConvEncoder on [4, 84, 84]: 4*128*8*8+128 = 32896 (20x20), 128*128*4*4+128 = 262272 (9x9),
+    # 128*512*3*3+512 = 590336 (7x7), 512*7*7*512+512 = 12845568; DuelingHead 512 wide: A = 512*512+512 + 512*6+6 =
+    # 265734, V = 512*512+512 + 512+1 = 263169; in all 14259975
+    assert parameters({**model, 'obs_shape': [84, 84, 4]}) == 14259975

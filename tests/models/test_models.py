@@ -5,6 +5,7 @@ import torch
 
 from tidal.base.errors import ConfigError
 from tidal.models import ContinuousQAC, DiscreteQAC, EnsembleLinear, TargetNetwork, Temperature
+from tidal.models.q_network import QNetwork
 from tidal.registry import MODEL_REGISTRY
 
 
@@ -101,3 +102,13 @@ def test_direct_temperature_is_clamped_non_negative():
         temperature.raw.fill_(-0.3)
     temperature.clamp_()
     assert temperature.value.item() == 0.0
+
+
+def test_q_network_head_layer_num_counts_hidden_layers_in_each_branch():
+    # encoder 4 -> 8: 40; each branch two hidden 8 -> 8 layers (72 each), then V 8 -> 1 (9) and A 8 -> 2 (18)
+    model = QNetwork(4, 2, encoder_hidden_size_list=[8], dueling=True, head_layer_num=2)
+    assert sum(p.numel() for p in model.parameters()) == 40 + 2 * 72 + 9 + 2 * 72 + 18
+    # tidal's default, 0: the output layers on the encoder's features
+    assert sum(p.numel() for p in QNetwork(4, 2, encoder_hidden_size_list=[8]).parameters()) == 40 + 9 + 18
+    with pytest.raises(ValueError, match='head_layer_num must be >= 0, got -1'):
+        QNetwork(4, 2, head_layer_num=-1)

@@ -2,7 +2,7 @@
 value per action, plain or dueling (Wang et al. 2016, arXiv 1511.06581: V(s) + A(s, a) - mean_a A(s, a))."""
 from __future__ import annotations
 
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -41,11 +41,15 @@ class PlainHead(nn.Module):
 
 @MODEL_REGISTRY.register('dqn')
 class QNetwork(nn.Module):
-    """Q(s, .) [B, A] of observations [B, obs] or [B, H, W, C] (DI-engine's `dqn` model keys)."""
+    """Q(s, .) [B, A] of observations [B, obs] or [B, H, W, C], from DI-engine's `dqn` model keys read as DI-engine
+    reads them: the encoder's layers (`encoder_hidden_size_list`), then in each branch of the head (Q, or V and A
+    when `dueling`) `head_layer_num` hidden layers of `head_hidden_size` (None: the encoder's last size) before its
+    output layer. DI-engine defaults `head_layer_num` to 1, and a DI-engine config file that leaves it out gets 1;
+    tidal's default is 0, the head its own configs were tuned with."""
 
     def __init__(self, obs_shape: Union[int, Sequence[int]], action_shape: int,
                  encoder_hidden_size_list: Sequence[int] = (128, 128, 64), dueling: bool = True,
-                 head_hidden_size: int = 0, head_layer_num: int = 1, activation: str = 'relu',
+                 head_hidden_size: Optional[int] = None, head_layer_num: int = 0, activation: str = 'relu',
                  conv_channels: Sequence[int] = (32, 64, 64), conv_kernel_sizes: Sequence[int] = (8, 4, 3),
                  conv_strides: Sequence[int] = (4, 2, 1), pixel_scale: float = 1.0) -> None:
         super().__init__()
@@ -54,7 +58,9 @@ class QNetwork(nn.Module):
         hidden = list(encoder_hidden_size_list) if len(shape) == 1 else list(encoder_hidden_size_list)[-1:]
         self.encoder, features = build_encoder(obs_shape, hidden, activation, conv_channels, conv_kernel_sizes,
                                                conv_strides, pixel_scale)
-        head_hidden = [head_hidden_size or features] * (head_layer_num - 1)
+        if head_layer_num < 0:
+            raise ValueError(f'head_layer_num must be >= 0, got {head_layer_num}')
+        head_hidden = [head_hidden_size or features] * head_layer_num
         head = DuelingHead if dueling else PlainHead
         self.head = head(features, int(action_shape), head_hidden, activation)
         self.action_dim = int(action_shape)

@@ -17,6 +17,9 @@ from tidal.base.errors import ConfigError
 SAC_FAMILY = ('sac', 'discrete_sac', 'sqil_sac', 'sac_v')
 PPO_FAMILY = ('ppo', 'ppg')
 DDPG_FAMILY = ('ddpg', 'td3')
+DQN_FAMILY = ('dqn', 'sql', 'sqil')
+#: The policies whose DI-engine models (QAC, DiscreteQAC, VAC, PPG) take DI-engine's actor/critic head layout.
+LAYOUT_FAMILY = (*SAC_FAMILY, *DDPG_FAMILY, *PPO_FAMILY, 'a2c')
 
 
 # ----- env types ---------------------------------------------------------------------------------
@@ -98,7 +101,7 @@ class KeyRule:
     """
 
     path: str
-    action: str  # 'rename', 'convert' or 'ignore'
+    action: str  # 'rename', 'convert', 'ignore' or 'same' (read as it is: a row of the docs only)
     target: str = ''
     why: str = ''
     convert: Optional[Callable[[Any, dict], Optional[dict]]] = None
@@ -182,6 +185,9 @@ _SIZES_README = (SIZES_WHY + "; PPO's and PPG's networks get them as policy.mode
                  "value_encoder_hidden_sizes (critic, where it differs; share_encoder=False only); keys left out take "
                  "DI-engine's defaults (64, 1 layer; PPO's and PPG's encoder [128, 128, 64], shared; PPG's actor head "
                  "2 layers)")
+_DQN_HEAD = ("in each branch of the head (Q, or V and A when dueling) head_layer_num hidden layers of head_hidden_size "
+             "(left out: the encoder's last size), each with the activation, then its output layer, as DI-engine's "
+             "DiscreteHead and DuelingHead")
 _RESUME = 'continue a run with tidal resume RUN_DIR; tidal loads no checkpoint into a new run'
 _LOGGING = "DI-engine's logging and tracking options; tidal's buffer logs its own"
 
@@ -257,11 +263,28 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.expert_random_collect_size', 'ignore', why="tidal's SQIL reads demonstrations from "
                                                                "policy.expert_data_path (tidal collect-demos)",
             policies=SAC_FAMILY),
-    KeyRule('policy.model.actor_head_hidden_size', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.actor_head_layer_num', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.critic_head_hidden_size', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.critic_head_layer_num', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README),
-    KeyRule('policy.model.encoder_hidden_size_list', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README),
+    KeyRule('policy.model.actor_head_hidden_size', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README,
+            policies=LAYOUT_FAMILY),
+    KeyRule('policy.model.actor_head_layer_num', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README,
+            policies=LAYOUT_FAMILY),
+    KeyRule('policy.model.critic_head_hidden_size', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README,
+            policies=LAYOUT_FAMILY),
+    KeyRule('policy.model.critic_head_layer_num', 'convert', 'policy.model.critic_hidden_sizes', _SIZES_README,
+            policies=LAYOUT_FAMILY),
+    KeyRule('policy.model.encoder_hidden_size_list', 'convert', 'policy.model.actor_hidden_sizes', _SIZES_README,
+            policies=LAYOUT_FAMILY),
+    # DQN, SQL and SQIL: tidal's dqn model reads DI-engine's keys itself (DI-engine's defaults: translation)
+    KeyRule('policy.model.encoder_hidden_size_list', 'same',
+            why="DI-engine's DQN encoder: a linear layer of each size, each with the activation; on Atari frames "
+                "DI-engine's ConvEncoder: 8x8/4, 4x4/2 and 3x3/1 conv layers of the first sizes "
+                "(policy.model.conv_channels, pixels scaled by 1/255), then a linear layer of the last",
+            policies=DQN_FAMILY),
+    KeyRule('policy.model.head_hidden_size', 'same', why=_DQN_HEAD, policies=DQN_FAMILY),
+    KeyRule('policy.model.head_layer_num', 'same',
+            why=_DQN_HEAD + "; left out of a DI-engine config it is DI-engine's 1, written into config.yaml; tidal's "
+                            "own default is 0 (its zoo configs' head)", policies=DQN_FAMILY),
+    KeyRule('policy.model.dueling', 'same', why="Q = V + A - mean(A), V and A each from its own branch; True by "
+                                                "default in both", policies=DQN_FAMILY),
     KeyRule('policy.model.activation', 'convert', 'policy.model.activation',
             f"torch.nn modules and classes become tidal's activation names ({', '.join(ACTIVATIONS.values())})"),
     KeyRule('policy.model.actor_head_type', 'ignore', why="tidal's SAC actor is always a reparameterized "
@@ -419,6 +442,8 @@ def markdown_tables() -> str:
     for rule in KEY_RULES:
         if rule.action == 'ignore':
             what = 'ignored'
+        elif rule.action == 'same':
+            what = 'same key'
         elif rule.target:
             what = f'`{rule.target}`' + (' (converted)' if rule.action == 'convert' else '')
         else:

@@ -29,6 +29,14 @@ _HEAD_DEFAULTS = {'actor_head_hidden_size': 64, 'actor_head_layer_num': 1, 'crit
                   'critic_head_layer_num': 1}
 _PPG_HEAD_DEFAULTS = {**_HEAD_DEFAULTS, 'actor_head_layer_num': 2}
 _VAC_ENCODER_DEFAULT = [128, 128, 64]
+#: The arguments of a model that takes DI-engine's DQN keys itself (tidal's 'dqn': DQN, SQL, SQIL).
+_DQN_KEYS = frozenset({'encoder_hidden_size_list', 'head_hidden_size', 'head_layer_num', 'dueling'})
+_DQN_ENCODER_DEFAULT = [128, 128, 64]
+_DQN_HEAD_WHY = ("DI-engine's DQN default: one hidden layer (of head_hidden_size, with the activation) in each branch "
+                 "of its head before the output layer; tidal's dqn model has none unless told")
+_CONV_WHY = ("DI-engine's ConvEncoder: its first sizes are the channels of 8x8/4, 4x4/2 and 3x3/1 conv layers (tidal's "
+             "encoder also puts a ReLU after its linear layer); DI-engine's Atari env scales pixels to [0, 1], tidal's "
+             "model does")
 #: DI-engine's ConvEncoder default, for image observations.
 _CONV_ENCODER_DEFAULT = [32, 64, 64, 128]
 _CONV_KEYS = ('conv_channels', 'conv_kernel_sizes', 'conv_strides', 'pixel_scale')
@@ -61,7 +69,7 @@ def translate(main: dict, create: dict, model_accepts: ModelAccepts,
     family = policy_family(policy_type, _policy_section(main, create))
     _translate_model(main, create, model_accepts, family, mapping)
     for rule in KEY_RULES:
-        if rule.convert is None and rule.action == 'convert' or not rule.holds_for(family):
+        if rule.action == 'same' or rule.convert is None and rule.action == 'convert' or not rule.holds_for(family):
             continue  # layouts and activations: _translate_model; other policies' keys: the strict checks
         found, value = _pop(main, rule.path, dry_run=True)
         if found:
@@ -254,15 +262,23 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, fami
         model['activation'] = _activation_name(given)
         mapping.add('policy.model.activation', given, _became({'policy.model.activation': model['activation']}),
                     "tidal's models take an activation by name")
+    # DI-engine's env type, import names or torch modules, translated above, mark a DI-engine file
+    ding_file = bool(mapping.notes)
     given = {key: model[key] for key in _MODEL_SIZE_KEYS if key in model}
     if not given and not any(note.key == 'env.type' for note in mapping.notes):
         return  # a tidal config: its model keeps tidal's defaults
     accepted = model_accepts(mapping.policy_type, _policy_section(main, create))
+    dqn = accepted is not None and _DQN_KEYS <= accepted
+    if dqn and not ding_file:
+        return  # a tidal config of the DQN family, whose model's own keys are DI-engine's names
     if accepted is not None and 'activation' in accepted and 'activation' not in model:
         model['activation'] = 'relu'
         mapping.add('policy.model.activation', LEFT_OUT, "-> 'policy.model.activation' = 'relu'",
                     "DI-engine's models default to nn.ReLU()")
     image = (value_at(main, 'env.type') or value_at(create, 'env.type')) == 'atari'
+    if dqn:
+        _dqn_layout(model, image, mapping)
+        return
     sizes = _model_sizes(given, accepted, model.get('share_encoder'), 'ppg' in family, image)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
@@ -279,10 +295,7 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, fami
     layouts = {path: value for path, value in sizes.items() if path not in ('share_encoder', *_CONV_KEYS)}
     if 'conv_channels' in sizes:
         mapping.add('policy.model.encoder_hidden_size_list (conv)', given.get('encoder_hidden_size_list', LEFT_OUT),
-                    _became({f'policy.model.{path}': sizes[path] for path in _CONV_KEYS}),
-                    "DI-engine's ConvEncoder: its first sizes are the channels of 8x8/4, 4x4/2 and 3x3/1 conv layers "
-                    "(tidal's encoder also puts a ReLU after its linear layer); DI-engine's Atari env scales pixels "
-                    "to [0, 1], tidal's model does")
+                    _became({f'policy.model.{path}': sizes[path] for path in _CONV_KEYS}), _CONV_WHY)
     if not given:
         mapping.add('policy.model (layout)', LEFT_OUT, _became({f'policy.model.{path}': value
                                                                      for path, value in layouts.items()}),
@@ -291,6 +304,38 @@ def _translate_model(main: dict, create: dict, model_accepts: ModelAccepts, fami
         fed = [path for path in layouts if path in _FED_BY[key]] or list(layouts)
         done = ' and '.join(f"'policy.model.{path}' = {layouts[path]!r}" for path in fed)
         mapping.add(f'policy.model.{key}', value, f'-> part of {done}', SIZES_WHY)
+
+
+def _dqn_layout(model: dict, image: bool, mapping: DingMapping) -> None:
+    """DI-engine's DQN layout in a DI-engine file, for tidal's model that reads DI-engine's DQN keys itself: the
+    head's hidden layer that DI-engine's default head_layer_num gives (tidal's default has none), and on images
+    DI-engine's ConvEncoder (tidal's conv keys) of the list's first sizes; the list's last stays the linear layer's."""
+    if 'head_layer_num' not in model:
+        model['head_layer_num'] = 1
+        mapping.add('policy.model.head_layer_num', LEFT_OUT, "-> 'policy.model.head_layer_num' = 1", _DQN_HEAD_WHY)
+    if image and not any(key in model for key in _CONV_KEYS):
+        given = model.get('encoder_hidden_size_list', LEFT_OUT)
+        conv = _conv_encoder(_DQN_ENCODER_DEFAULT if given is LEFT_OUT else _checked_sizes(given))
+        model.update(conv)
+        mapping.add('policy.model.encoder_hidden_size_list (conv)', given,
+                    _became({f'policy.model.{path}': value for path, value in conv.items()}), _CONV_WHY)
+
+
+def _conv_encoder(channels: list[int]) -> dict:
+    """tidal's conv keys for DI-engine's ConvEncoder of `channels` (its encoder_hidden_size_list)."""
+    if not len(DING_CONV_KERNELS) <= len(channels) <= len(DING_CONV_KERNELS) + 1:
+        raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' is {channels!r}: tidal builds "
+                          f"DI-engine's ConvEncoder of {len(DING_CONV_KERNELS)} conv layers and one linear "
+                          f"layer (3 or 4 sizes), without residual blocks")
+    return {'conv_channels': channels[:len(DING_CONV_KERNELS)], 'conv_kernel_sizes': list(DING_CONV_KERNELS),
+            'conv_strides': list(DING_CONV_STRIDES), 'pixel_scale': 1 / 255}
+
+
+def _checked_sizes(value: Any) -> list[int]:
+    if not (isinstance(value, (list, tuple)) and all(isinstance(size, int) and size > 0 for size in value)):
+        raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' must be a list of ints > 0, "
+                          f"got {value!r}")
+    return list(value)
 
 
 def _activation_name(value: Any) -> str:
@@ -316,20 +361,13 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
     for key in ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'):
         _check_int(key, sizes[key], minimum=1 if key.endswith('size') else 0)
     encoder = given.get('encoder_hidden_size_list')
-    if encoder is not None and not (isinstance(encoder, (list, tuple))
-                                    and all(isinstance(size, int) and size > 0 for size in encoder)):
-        raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' must be a list of ints > 0, "
-                          f"got {encoder!r}")
+    if encoder is not None:
+        encoder = _checked_sizes(encoder)
 
     conv: dict = {}
     if image and 'conv_channels' in accepted:
-        channels = list(encoder) if encoder is not None else list(_CONV_ENCODER_DEFAULT)
-        if not len(DING_CONV_KERNELS) <= len(channels) <= len(DING_CONV_KERNELS) + 1:
-            raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' is {channels!r}: tidal builds "
-                              f"DI-engine's ConvEncoder of {len(DING_CONV_KERNELS)} conv layers and one linear "
-                              f"layer (3 or 4 sizes), without residual blocks")
-        conv = {'conv_channels': channels[:len(DING_CONV_KERNELS)], 'conv_kernel_sizes': list(DING_CONV_KERNELS),
-                'conv_strides': list(DING_CONV_STRIDES), 'pixel_scale': 1 / 255}
+        channels = encoder if encoder is not None else list(_CONV_ENCODER_DEFAULT)
+        conv = _conv_encoder(channels)
         encoder = channels[-1:]
 
     def layers(role: str, default_encoder: Optional[list]) -> list[int]:
