@@ -4,7 +4,7 @@ The config core knows DI-engine only through the names below. `compile_config` s
 (DI-engine's env types, key names and options become tidal's) and ends with `remember` (the table of what was
 done, which the run folder gets from `write_ding_mapping`); the loader imports a user's file inside
 `ding_stand_ins` (DI-engine's import names, served by tidal's classes). `tables` holds the data,
-`translation` applies it, `report` records it, `stand_ins` serves the imports.
+`translation` applies it (`layout` the model's part), `report` records it, `stand_ins` serves the imports.
 """
 from tidal.config.ding.report import DingMapping, mapping_of, remember, write_ding_mapping
 from tidal.config.ding.stand_ins import DingImportError, ding_stand_ins

@@ -26,6 +26,11 @@ class _LeftOut:
 LEFT_OUT = _LeftOut()
 
 
+def became(updates: dict) -> str:
+    """A note's "what was done" for keys set: "-> 'policy.device' = 'auto', ..."."""
+    return '-> ' + ', '.join(f"'{path}' = {new!r}" for path, new in updates.items())
+
+
 @dataclass(frozen=True)
 class DingNote:
     """One DI-engine key (or create_config entry) and what tidal did with it, for the policy in use."""
