@@ -25,7 +25,8 @@ class RunReport:
     def __init__(self, run_dir: Path, title: str, logger: RunLogger | NullLogger) -> None:
         self.run_dir, self.title, self.logger = run_dir, title, logger
         self.plot_secs = PLOT_SECS  # a seed group draws its aggregate instead, and each seed's curve at its end
-        self._last_plot = -float('inf')
+        # the first curve after PLOT_SECS: a run shorter than that draws its curve once, at its end
+        self._last_plot = time.monotonic()
         self.bar: Optional[tqdm[Any]] = None
 
     def open_bar(self, total: Optional[int], initial: int, shown: bool) -> None:

@@ -10,6 +10,7 @@ says what to import from tidal instead. With DI-engine installed nothing is serv
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -107,6 +108,10 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         name = module.__name__
         vars(module).update(__all__=list(SERVED[name]), __getattr__=lambda attribute: _attribute(name, attribute))
+        self.served.add(name)
+
+    def __init__(self) -> None:
+        self.served: set[str] = set()  # the stand-ins in sys.modules, which leave it with the outermost block
 
 
 _FINDER = _StandIns()
@@ -120,7 +125,7 @@ def ding_stand_ins() -> Iterator[None]:
     stand-ins leave sys.modules with the outermost block."""
     global _depth
     with _LOCK:
-        if _depth == 0 and 'ding' not in sys.modules and importlib.util.find_spec('ding') is None:
+        if _depth == 0 and 'ding' not in sys.modules and not _ding_installed(tuple(sys.path)):
             sys.meta_path.insert(0, _FINDER)
         _depth += 1
     try:
@@ -130,6 +135,15 @@ def ding_stand_ins() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _FINDER in sys.meta_path:
                 sys.meta_path.remove(_FINDER)
-                for name, module in list(sys.modules.items()):
+                for name in _FINDER.served:
+                    module = sys.modules.get(name)
                     if getattr(getattr(module, '__spec__', None), 'loader', None) is _FINDER:
                         del sys.modules[name]
+                _FINDER.served.clear()
+
+
+@functools.lru_cache(maxsize=8)
+def _ding_installed(import_path: tuple[str, ...]) -> bool:
+    """Whether DI-engine itself can be imported from `import_path` (sys.path): a search of every folder on it,
+    made once per import path."""
+    return importlib.util.find_spec('ding') is not None
