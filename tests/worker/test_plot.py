@@ -127,3 +127,41 @@ def test_a_seed_groups_curve_is_named_after_the_group_and_a_seed_run_twice_count
     assert list(line.get_ydata()) == pytest.approx([1, 2, 3])
     assert capsys.readouterr().err == (f"tidal: '{again}' repeats a seed that 'cartpole_ppo' already counts; left "
                                        f"out of its curve\n")
+
+
+# --- a redrawn curve leaves nothing behind ----------------------------------------------------------
+
+def test_a_saved_curve_is_freed_when_plot_curves_returns(tmp_path, monkeypatch):
+    # a figure is a web of reference cycles: left to the collector's full passes (once every few dozen figures in a
+    # run's process), every redrawn curve.png kept about 2 MB alive until then
+    import weakref
+
+    import tidal.worker.plot as plot
+    run = write_run(tmp_path / 'run', f'{OLD_HEADER}\n0,0,0.0,-10,1.0,200\n1000,900,5.0,-5,1.0,200\n')
+    drawn = []
+    real = plot.curve_figure
+
+    def spy(run_dirs, title='', per_run=False):
+        fig = real(run_dirs, title, per_run)
+        drawn.append(weakref.ref(fig))
+        return fig
+
+    monkeypatch.setattr(plot, 'curve_figure', spy)
+    for _ in range(3):
+        plot_curves([run], tmp_path / 'curve.png')
+        assert drawn[-1]() is None
+    assert len(drawn) == 3 and (tmp_path / 'curve.png').read_bytes()[:8] == PNG
+
+
+def test_plot_curves_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    import gc
+    run = write_run(tmp_path / 'run', f'{OLD_HEADER}\n0,0,0.0,-10,1.0,200\n')
+    assert gc.isenabled()
+    plot_curves([run], tmp_path / 'curve.png')
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        plot_curves([run], tmp_path / 'curve.png')
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
