@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from slow_tests import slow_test_ids
 from tidal.envs import GymEnv
 
 COUNTER_ID = 'tidal_test/Counter-v0'
@@ -110,8 +111,14 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
         subprocess.run(['umount', '--lazy', str(mount_point)], capture_output=True)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects by the marks
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests marked `gpu` run only where torch sees a CUDA device."""
+    """Mark the long end-to-end tests of slow_tests.txt `slow`, so that the README's test command leaves them out
+    and `python -m pytest -q -m slow` runs them (CI runs both; tests/test_slow_list.py keeps the list current); tests marked `gpu` run only where torch sees a CUDA device."""
+    slow = slow_test_ids()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
     import torch
     if torch.cuda.is_available():
         return
