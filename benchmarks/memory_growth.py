@@ -180,7 +180,7 @@ def plot(results: dict, summary: dict, path: Path) -> None:
     ax.set_ylabel('MB')
     ax.set_title(f'tidal train {CONFIG}: resident memory')
     ax.grid(alpha=0.3)
-    ax.legend(loc='lower right')
+    ax.legend(loc='center left')
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
