@@ -98,7 +98,7 @@ def build_report(args: argparse.Namespace) -> str:
                 'Acrobot-v1, return of the training episodes (the sampling policy): median, min-max band',
                 references={f'{THRESHOLD}': THRESHOLD})
     collect_rows = {labels[arm]: library_row(collected[arm], marks) for arm in tidal_arms}
-    head = ['arm', 'mean eval return over the run', 'IQM [95% CI]', 'final eval return', 'IQM [95% CI]',
+    head = ['arm', 'mean eval return over the run', 'IQM', 'final eval return', 'IQM',
             f'env steps to {THRESHOLD}', 'wall clock (s)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     summary: dict = {}

@@ -113,7 +113,7 @@ def build_report(args: argparse.Namespace, random: dict) -> str:
                 ylabel='eval return (sum over agents)', references={'uniform random': random['mean']})
     means = {label: [curve_mean(run['evals'], args.steps) for run in runs[label]] for label in runs}
     finals = {label: [run['evals'][-1]['return_mean'] for run in runs[label]] for label in runs}
-    lines = ['| variant | final return | IQM [95% CI] | mean eval return over the run | IQM [95% CI] |',
+    lines = ['| variant | final return | IQM | mean eval return over the run | IQM |',
              '|---|---|---|---|---|']
     for label in runs:
         seeds = ', '.join(f'{v:.1f}' for v in finals[label])

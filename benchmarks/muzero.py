@@ -176,7 +176,7 @@ def comparison_report(args: argparse.Namespace, name: str) -> tuple[dict, list[s
     plot_curves(runs, args.out / f'curves_{name}.png', spec.plot_title,
                 references={f'{THRESHOLD}': THRESHOLD})
     head = ['variant', f'env steps to {THRESHOLD}', f'wall clock to {THRESHOLD} (s)', 'mean eval return over the run',
-            'IQM [95% CI]', 'final return', 'IQM [95% CI]', 'wall clock of the run (s)']
+            'IQM', 'final return', 'IQM', 'wall clock of the run (s)']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     result: dict = {'title': title, 'steps': steps, 'milestones': marks, 'table': rows, 'variants': {}}
     for label, config in configs.items():

@@ -123,7 +123,7 @@ def env_report(args: argparse.Namespace, env: str) -> tuple[dict, list[str]]:
     plot_curves({labels[v]: runs[v] for v in variants}, args.out / f'curves_{env}.png',
                 f'PPG vs PPO on {spec.env_id}, {len(args.seeds)} seed(s): median, min-max band', references=references)
 
-    head = ['variant', 'mean eval return over the run', 'IQM [95% CI]', 'final return', 'IQM [95% CI]']
+    head = ['variant', 'mean eval return over the run', 'IQM', 'final return', 'IQM']
     if reached:
         head.append(f'env steps to {spec.threshold:g}')
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]

@@ -134,10 +134,10 @@ def milestone_cell(cell: dict | None, mark: int, digits: int = 1) -> str:
 
 
 def markdown_table(rows: dict[str, dict], marks: list[int], first_column: str = 'library') -> str:
-    """Per library: median eval return at each milestone, the IQM [95% CI] of the last one, median wall
-    clock and throughputs."""
+    """Per library: median eval return at each milestone, the IQM of the last one (`iqm_cell`), median wall clock
+    and throughputs."""
     head = [first_column, 'seeds'] + [f'return @{fmt_steps(m)}' for m in marks] + \
-        [f'IQM [95% CI] @{fmt_steps(marks[-1])}', 'wall-clock (s)', 'env steps/s', 'updates/s']
+        [f'IQM @{fmt_steps(marks[-1])}', 'wall-clock (s)', 'env steps/s', 'updates/s']
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for label, row in rows.items():
         final = row['returns'][marks[-1]]
@@ -196,7 +196,7 @@ def arms_report(out: Path, title: str, labels: dict[str, str], runs: dict[str, l
                 references={f'solved ({solved:g})': solved} if solved is not None else references)
     results = {**results, 'steps': steps, 'table': rows, 'final_returns': finals, 'wall_time': walls,
                'runs': {arm: dict(zip(seeds, runs[arm])) for arm in labels}}
-    head = '| arm | final return, median | final return, IQM [95% CI] | wall clock (s), median |'
+    head = '| arm | final return, median | final return, IQM | wall clock (s), median |'
     if solved is not None:
         results['steps_to_solved'] = {arm: steps_to_summary(runs[arm], solved) for arm in labels}
         head = f'| arm | steps to {solved:g} (median) ' + head[len('| arm '):]

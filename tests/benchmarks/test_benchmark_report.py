@@ -27,7 +27,10 @@ def test_the_table_has_the_iqm_and_interval_of_the_last_milestone_beside_the_med
     row = library_row([run([0.0, 10.0]), run([0.0, 20.0]), run([0.0, 90.0])], [1000, 2000])
     assert row['returns'][2000]['median'] == 20.0 and row['returns'][2000]['iqm'] == pytest.approx(40.0)
     head, _, line = markdown_table({'tidal': row}, [1000, 2000]).splitlines()
-    assert head == ('| library | seeds | return @1k | return @2k | IQM [95% CI] @2k | wall-clock (s) | env steps/s '
-                    '| updates/s |')
-    low, high = row['returns'][2000]['ci']
-    assert line == f'| tidal | 3 | 0.0 | 20.0 | 40.0 [{low:.1f}, {high:.1f}] | 10 | 200.0 | 100.0 |'
+    assert head == '| library | seeds | return @1k | return @2k | IQM @2k | wall-clock (s) | env steps/s | updates/s |'
+    # 3 seeds: the IQM (their mean) with the seed count and the range, not a 95% interval
+    assert line == '| tidal | 3 | 0.0 | 20.0 | 40.0 (n=3, range [10.0, 90.0]) | 10 | 200.0 | 100.0 |'
+    five = library_row([run([0.0, value]) for value in (10.0, 20.0, 30.0, 40.0, 90.0)], [1000, 2000])
+    low, high = five['returns'][2000]['ci']
+    assert markdown_table({'tidal': five}, [1000, 2000]).splitlines()[2].split(' | ')[4] == (
+        f"{five['returns'][2000]['iqm']:.1f} [{low:.1f}, {high:.1f}]")  # from 5 seeds, the 95% interval

@@ -131,6 +131,8 @@ def _shrunk(args: list[str]) -> list[str]:
         args = _replaced(args, '--episodes', SHORT_EPISODES)
     elif command == 'collect-demos':
         args = _replaced(args, '--episodes', SHORT_EPISODES)
+    elif command == 'resume' and '--max-env-step' in args:  # past its section's shortened training, by as much
+        args = _replaced(args, '--max-env-step', str(2 * SHORT_BUDGET))
     return args + (['--no-progress'] if command in ('train', 'resume') else [])
 
 
