@@ -1,5 +1,7 @@
-"""TD3 on Pendulum-v1 with rl-baselines3-zoo's settings: [400, 300] networks, lr 1e-3, gamma 0.98, 10k random
-warm-up steps, exploration noise 0.1, and after each 200-step episode as many updates as it had steps."""
+"""TD3 on Pendulum-v1 with rl-baselines3-zoo's settings of before January 2024: [400, 300] networks, lr 1e-3, gamma
+0.98, 10k random warm-up steps, exploration noise 0.1, and after each 200-step episode as many updates as it had
+steps. The zoo now updates once per env step (`policy.collect.n_sample=1`, `policy.learn.update_per_collect=1`), as
+the side-by-side benchmark (benchmarks/td3.py) sets it."""
 from typing import Any
 
 main_config: dict[str, Any] = dict(
