@@ -156,9 +156,10 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
             print(f"tidal: seed {seed} of '{group_dir}' stopped before its first checkpoint; it starts again from "
                   f"the beginning", flush=True)
             _clear_partial(run_dir)
-        if state is None or (new.given and resumed_budget(run_dir, state, new) is not None):
-            pending.append((cfg, run_dir, state))
-        elif not state.get('finished'):
+        # a new budget may continue a seed its budget had ended (resumed_budget says which, and checks the budget)
+        resumable = state is None or (resumed_budget(run_dir, state, new) is not None if new.given
+                                      else not state.get('finished'))
+        if resumable:
             pending.append((cfg, run_dir, state))
     if not pending:
         print(f"tidal: group '{group_dir}' already ended; nothing to resume", flush=True)

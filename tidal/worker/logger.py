@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from tensorboardX import SummaryWriter
 
 from tidal.base.errors import first_line
+from tidal.base.files import write_text_atomic
 from tidal.worker.event_files import cut_events_after, next_writer_number
 from tidal.worker.plot import EVAL_COLUMNS
 from tidal.worker.tracking import Tracker
@@ -191,13 +192,7 @@ class RunLogger:
 
 def write_summary(run_dir: str | os.PathLike, values: Mapping[str, Any]) -> None:
     """`summary.json`, written atomically: a run's budget from its start, its outcome at its end."""
-    tmp = Path(run_dir) / '.summary.json.tmp'
-    try:
-        with open(tmp, 'w') as f:
-            json.dump(dict(values), f, indent=2)
-        os.replace(tmp, Path(run_dir) / 'summary.json')
-    finally:
-        tmp.unlink(missing_ok=True)  # gone after the rename; left only by a failed write
+    write_text_atomic(Path(run_dir) / 'summary.json', json.dumps(dict(values), indent=2))
 
 
 def _header(path: Path) -> tuple[str, ...]:

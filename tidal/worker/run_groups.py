@@ -16,6 +16,7 @@ from typing import Sequence
 import yaml
 
 from tidal.base.errors import CheckpointError, TidalError
+from tidal.base.files import write_text_atomic
 
 #: main_config keys that differ between the seeds of one config.
 PER_SEED_KEYS = ('exp_name', 'seed')
@@ -36,12 +37,7 @@ def read_group(group_dir: Path) -> dict:
 def write_group(group_dir: Path, spec: dict) -> None:
     """Write a seed group's group.json atomically: a group resumed with a new budget keeps its old one until the
     new one is whole."""
-    tmp = group_dir / f'.{GROUP_FILE}.tmp'
-    try:
-        tmp.write_text(json.dumps(spec, indent=2) + '\n')
-        os.replace(tmp, group_dir / GROUP_FILE)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text_atomic(group_dir / GROUP_FILE, json.dumps(spec, indent=2) + '\n')
 
 
 def run_checkpoint(source: Path, command: str = 'export') -> tuple[Path, Path]:

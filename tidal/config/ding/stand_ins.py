@@ -94,6 +94,9 @@ def _entry_point(name: str) -> Callable[..., None]:
 class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """While installed, finds `ding` and its modules: a stand-in for those of SERVED, the refusal for others."""
 
+    def __init__(self) -> None:
+        self.served: set[str] = set()  # the stand-ins in sys.modules, which leave it with the outermost block
+
     def find_spec(self, fullname: str, path: Optional[Sequence[str]],
                   target: Optional[types.ModuleType] = None) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname.split('.')[0] != 'ding':
@@ -109,9 +112,6 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         name = module.__name__
         vars(module).update(__all__=list(SERVED[name]), __getattr__=lambda attribute: _attribute(name, attribute))
         self.served.add(name)
-
-    def __init__(self) -> None:
-        self.served: set[str] = set()  # the stand-ins in sys.modules, which leave it with the outermost block
 
 
 _FINDER = _StandIns()
