@@ -11,17 +11,21 @@ DQN on the same settings: double Q, dueling head, 3-step returns, prioritized re
 its default beta schedule. For each seed tidal's matched arm and SB3 start together, one per core (their
 wall-clock ratio); the full arms run after them, two at a time. Every arm runs its whole budget, the zoo's 50k.
 
-    python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only]
+    python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only] [--arm full]
+
+`--arm full` trains only the full arm, one run at a time, and reads the other arms' runs from the results.json
+already in --out (for a change that touches only that arm); the report then names it as rerun.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv, read_run,
-                    run_pairs_then_rest, shown_command, tidal_train_command)
+                    run_batch, run_pairs_then_rest, shown_command, tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -79,10 +83,21 @@ def jobs_of(task: Task, args: argparse.Namespace, sb3_python: Path) -> dict[int,
     return found
 
 
+def saved_results(out: Path) -> dict:
+    """The last full report's results.json in `out`: the runs of the arms `--arm` does not rerun."""
+    path = out / 'results.json'
+    if not path.exists():
+        raise SystemExit(f'{display_path(path)} is missing: run every arm once before rerunning one with --arm')
+    return json.loads(path.read_text())
+
+
 def report(task: Task, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]) -> str:
-    runs = {arm: [read_run(jobs[seed][arm].run_dir) for seed in args.seeds] for arm in ARMS}
-    results = {'benchmark': task.name, 'seeds': args.seeds, 'matched_overrides': task.matched,
-               'full_overrides': task.full, 'versions': versions([jobs[seed]['sb3'].run_dir for seed in args.seeds]),
+    saved = saved_results(args.out) if args.arm else None
+    runs = {arm: [saved['runs'][arm][str(seed)] if saved and arm != args.arm else read_run(jobs[seed][arm].run_dir)
+                  for seed in args.seeds] for arm in ARMS}
+    sb3_versions = saved['versions'] if saved else versions([jobs[seed]['sb3'].run_dir for seed in args.seeds])
+    results = {'rerun_arm': args.arm, 'benchmark': task.name, 'seeds': args.seeds, 'matched_overrides': task.matched,
+               'full_overrides': task.full, 'versions': sb3_versions,
                'commands': {arm: shown_command(jobs[args.seeds[0]][arm].cmd, 1) for arm in ARMS}}
     return arms_report(args.out, f'DQN on {task.env_id}: tidal vs Stable-Baselines3', ARMS, runs, args.steps,
                        results, solved=task.solved)
@@ -90,9 +105,17 @@ def report(task: Task, args: argparse.Namespace, jobs: dict[int, dict[str, Job]]
 
 def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -> None:
     """The command line shared by the DQN benchmarks: run the arms (or only report them) and print the report."""
-    args = benchmark_args(benchmark_parser(doc, default_steps, 10_000), argv, task.name)
+    parser = benchmark_parser(doc, default_steps, 10_000)
+    parser.add_argument('--arm', choices=['full'], default=None,
+                        help="train only this arm; the others are read from --out's results.json")
+    args = benchmark_args(parser, argv, task.name)
     jobs = jobs_of(task, args, ensure_sb3_venv())
-    if not args.report_only:
+    if args.report_only:
+        pass
+    elif args.arm is not None:
+        for seed in args.seeds:
+            run_batch(f'seed {seed}: {args.arm}', [jobs[seed][args.arm]], threads=1)
+    else:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')
     print(report(task, args, jobs))
 

@@ -1,22 +1,24 @@
-"""Many seeds in one process (`tidal train CONFIG --seeds N`) against one process per seed, side by side.
+"""A seed group (`tidal train CONFIG --seeds N`) against one process per seed, side by side.
 
 For a zoo config (`cartpole_ppo`: PPO, CartPole-v1, 64x64 networks, minibatches of 128; `pendulum_sac`: SAC,
 256x256 networks, batches of 256), the same seeds with the same budget, every run to its budget (the stop value
 is switched off):
 1. separate: `tidal train CONFIG -s K` for K in 0..N-1, two processes at a time, one core and one torch thread
    each: the way seeds are run without a group;
-2. grouped: `tidal train CONFIG --seeds N` in one process, one torch thread, on one core; then the same with
-   two torch threads on both cores (the machine the separate runs used).
+2. grouped: `tidal train CONFIG --seeds N` as it picks its split (one process per usable core, each stacking its
+   share of the seeds, one torch thread each);
+3. grouped_1p: the group in one process with one torch thread (`--processes 1`), and grouped_2t: one process
+   with two torch threads; grouped_4p: four processes, two per core (where the split stops paying).
 Reported: wall clock from the first start to the last end, env steps/s over all seeds, learner updates/s,
 the final eval returns (median, IQM with its 95% interval) of each side, and whether each seed's
-eval returns agree between the two sides (they should, to the last evaluation).
+eval returns agree between the sides (they should, to the last evaluation).
 
 Outputs in `benchmarks/results/seed_group/` (`seed_group_<config>/` for another config): `results.json`,
 `table.md`, `curves.png` (the runs under `runs/`).
 
     python benchmarks/seed_group.py [--config cartpole_ppo] [--seeds 8] [--steps 20480] [--report-only]
-    python benchmarks/seed_group.py --config pendulum_sac --seeds 4 --steps 5000
-    python benchmarks/seed_group.py --sides grouped_2t    # one side again, beside the others of walls.json
+    python benchmarks/seed_group.py --config pendulum_sac --seeds 8 --steps 5000
+    python benchmarks/seed_group.py --sides grouped    # one side again, beside the others of walls.json
 """
 import argparse
 import json
@@ -30,7 +32,11 @@ from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lane
 from report import plot_curves, seed_summary
 
 OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
-SIDES = ('separate', 'grouped_1t', 'grouped_2t')
+#: the grouped sides: (processes, torch threads per process, label); processes 0 is the group's own choice
+GROUPED = {'grouped': (0, 1, 'its own split: one process per core'), 'grouped_1p': (1, 1, '1 process, 1 thread'),
+           'grouped_2t': (1, 2, '1 process, 2 threads'), 'grouped_4p': (4, 1, '4 processes, 2 per core')}
+SIDES = ('separate', *GROUPED)
+DEFAULT_SIDES = ('separate', 'grouped', 'grouped_1p')
 RETURN_RTOL = 1e-6  # eval returns of the same run on both sides agree to this
 
 
@@ -41,7 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--steps', type=int, default=20480, help='env steps per seed')
     parser.add_argument('--out', type=Path, help='results folder (default: results/seed_group[_CONFIG])')
     parser.add_argument('--report-only', action='store_true', help='rebuild the report from finished runs')
-    parser.add_argument('--sides', nargs='+', choices=SIDES, default=list(SIDES),
+    parser.add_argument('--sides', nargs='+', choices=SIDES, default=list(DEFAULT_SIDES),
                         help='measure these sides again (the others as walls.json has them)')
     args = parser.parse_args(argv)
     if args.out is None:
@@ -50,43 +56,46 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def group_command(config: str, seeds: int, steps: int, run_dir: Path, threads: int) -> list[str]:
-    """The grouped side; `threads` torch threads (the config's `torch_threads`, 1 by default, would override the
-    thread count of the environment)."""
+def group_command(config: str, seeds: int, steps: int, run_dir: Path, processes: int, threads: int) -> list[str]:
+    """A grouped side: `processes` processes (0: the group's choice), `threads` torch threads each (the config's
+    `torch_threads`, 1 by default, would override the thread count of the environment)."""
     cmd = [*TIDAL_CMD, 'train', config, '--seeds', str(seeds), '--max-env-step', str(steps),
            '--exp-name', display_path(run_dir), '--no-progress', '--set', f'torch_threads={threads}']
+    if processes:
+        cmd += ['--processes', str(processes)]
     for item in OVERRIDES:
         cmd += ['--set', item]
     return cmd
 
 
-def timed(title: str, lanes: list[list[Job]], threads: int) -> float:
+def timed(title: str, lanes: list[list[Job]], threads: int, pin: bool = True) -> float:
     print(f'\n== {title}', flush=True)
     for lane in lanes:
         for job in lane:
             print(f'$ {shown_command(job.cmd, threads)}', flush=True)
     start = time.perf_counter()
-    run_lanes(lanes, threads)
+    run_lanes(lanes, threads, pin=pin)
     return time.perf_counter() - start
 
 
 def run(args: argparse.Namespace) -> dict[str, float]:
     walls_file = args.out / 'walls.json'
-    walls = json.loads(walls_file.read_text()) if tuple(args.sides) != SIDES and walls_file.is_file() else {}
+    again = set(args.sides) != set(DEFAULT_SIDES) and walls_file.is_file()
+    walls = json.loads(walls_file.read_text()) if again else {}
     if 'separate' in args.sides:
         separate = [Job(f'seed {seed}', tidal_train_command(args.config, seed, args.steps,
                                                             args.out / 'runs' / 'separate' / f'seed_{seed}', OVERRIDES),
                         args.out / 'runs' / 'separate' / f'seed_{seed}') for seed in range(args.seeds)]
         walls['separate'] = timed(f'{args.seeds} processes, two at a time, one core each',
                                   [separate[0::2], separate[1::2]], threads=1)
-    for threads in (1, 2):
-        if f'grouped_{threads}t' not in args.sides:
+    for side, (processes, threads, label) in GROUPED.items():
+        if side not in args.sides:
             continue
-        run_dir = args.out / 'runs' / f'grouped_{threads}t'
-        job = Job(f'--seeds {args.seeds}', group_command(args.config, args.seeds, args.steps, run_dir, threads),
-                  run_dir)
-        walls[f'grouped_{threads}t'] = timed(f'one process, --seeds {args.seeds}, {threads} torch thread(s)',
-                                             [[job]], threads=threads)
+        run_dir = args.out / 'runs' / side
+        job = Job(f'--seeds {args.seeds}', group_command(args.config, args.seeds, args.steps, run_dir, processes,
+                                                         threads), run_dir)
+        # not pinned: the group's processes spread over the cores themselves
+        walls[side] = timed(f'--seeds {args.seeds}, {label}', [[job]], threads=threads, pin=False)
     walls_file.write_text(json.dumps(walls, indent=2) + '\n')
     return walls
 
@@ -113,9 +122,7 @@ def equal_until(evals: list[dict], reference: list[dict]) -> int:
 
 def report(args: argparse.Namespace) -> None:
     walls = json.loads((args.out / 'walls.json').read_text())
-    sides = {'separate': side_runs(args.out, 'separate', args.seeds)}
-    for threads in (1, 2):
-        sides[f'grouped_{threads}t'] = side_runs(args.out, f'grouped_{threads}t', args.seeds)
+    sides = {side: side_runs(args.out, side, args.seeds) for side in SIDES if side in walls}
     results = {'config': args.config, 'seeds': args.seeds, 'steps': args.steps, 'sides': {}}
     for side, runs in sides.items():
         env_steps = sum(run['summary']['env_step'] for run in runs)
@@ -131,7 +138,7 @@ def report(args: argparse.Namespace) -> None:
         side['throughput_vs_separate'] = base / side['wall_s']
     (args.out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
     labels = {'separate': f'{args.seeds} processes, 2 at a time (1 core each)',
-              'grouped_1t': f'--seeds {args.seeds}, 1 process, 1 thread', 'grouped_2t': f'--seeds {args.seeds}, 1 process, 2 threads'}
+              **{side: f'--seeds {args.seeds}, {label}' for side, (_, _, label) in GROUPED.items()}}
     lines = ['| side | wall clock | env steps/s (all seeds) | updates/s | throughput vs separate | final eval return: '
              'median, IQM [95% CI] | eval returns equal to the separate runs\' (to 1e-6) up to (median over seeds) |', '|---|---|---|---|---|---|---|']
     for side, row in results['sides'].items():

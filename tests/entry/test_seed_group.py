@@ -22,6 +22,7 @@ from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.seed_stack import SeedStack
 
 STEPS = 2048
+IN_ONE = 'seed_group.processes=1'  # the group in this process, where a test patches its methods
 
 
 def returns(run_dir):
@@ -44,7 +45,7 @@ def ppo_group(tmp_path_factory):
     """An uninterrupted group of seeds 0 and 1 (shared by the tests that compare with it)."""
     group_dir = tmp_path_factory.mktemp('group') / 'g'
     result = train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False,
-                   overrides=[f'exp_name={group_dir}'])
+                   overrides=[f'exp_name={group_dir}', IN_ONE])
     return result, group_dir
 
 
@@ -151,7 +152,7 @@ def test_a_diverging_seed_stops_alone(tmp_path, monkeypatch, capsys):
             key = next(key for key in self.stack.tensors if key.endswith('weight'))
             self.stack.tensors[key][1].fill_(float('nan'))
     monkeypatch.setattr(SeedGroup, '_update', update)
-    result = train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+    result = train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g', IN_ONE])
     group_dir = tmp_path / 'g'
     seed_0 = json.loads((group_dir / 'seed_0' / 'summary.json').read_text())
     seed_1 = json.loads((group_dir / 'seed_1' / 'summary.json').read_text())
@@ -181,7 +182,7 @@ def test_kill_and_resume_is_exact(ppo_group, tmp_path, monkeypatch):
         return original(self)
     monkeypatch.setattr(Run, 'feed_step', feed_step)
     with pytest.raises(RunInterrupted):
-        train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+        train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g', IN_ONE])
     monkeypatch.setattr(Run, 'feed_step', original)
     group_dir = tmp_path / 'g'
     for seed in (0, 1):
@@ -243,7 +244,8 @@ def test_sqil_with_its_gradient_monitor_is_refused_naming_the_key():
 def test_a_round_of_checkpoints_is_kept_all_or_none(tmp_path, committed):
     """A kill while the seeds staged their checkpoints keeps the previous round's; a kill while the staged ones
     replaced the latest (the commit file written) completes the round."""
-    from tidal.entry.seed_group import COMMIT_FILE, STAGED, recover_checkpoints
+    from tidal.entry.seed_group import COMMIT_PREFIX, STAGED, recover_checkpoints
+    marker = tmp_path / f'{COMMIT_PREFIX}.0.json'
     run_dirs = [tmp_path / f'seed_{seed}' for seed in (0, 1)]
     for run_dir in run_dirs:
         (run_dir / 'ckpt').mkdir(parents=True)
@@ -251,12 +253,12 @@ def test_a_round_of_checkpoints_is_kept_all_or_none(tmp_path, committed):
     (run_dirs[0] / 'ckpt' / STAGED).write_text('round 2')  # seed 1's was replaced already, or never staged
     if committed:
         (run_dirs[1] / 'ckpt' / 'latest.pt').write_text('round 2')
-        (tmp_path / COMMIT_FILE).write_text('["seed_0", "seed_1"]\n')
+        marker.write_text('["seed_0", "seed_1"]\n')
     recover_checkpoints(tmp_path, run_dirs)
     expected = 'round 2' if committed else 'round 1'
     assert [(run_dir / 'ckpt' / 'latest.pt').read_text() for run_dir in run_dirs] == [expected, expected]
     assert not any((run_dir / 'ckpt' / STAGED).exists() for run_dir in run_dirs)
-    assert not (tmp_path / COMMIT_FILE).exists()
+    assert not marker.exists()
 
 
 def test_seed_0_reaching_the_stop_value_first_leaves_the_others_training(tmp_path, monkeypatch, capsys):
@@ -271,7 +273,7 @@ def test_seed_0_reaching_the_stop_value_first_leaves_the_others_training(tmp_pat
             os.kill(os.getpid(), signal.SIGTERM)
         return original(self)
     monkeypatch.setattr(Run, 'feed_step', feed_step)
-    overrides = ['exp_name=g', 'env.stop_value=330']  # seed 0 evaluates 338 before training, seed 1 301.8
+    overrides = ['exp_name=g', 'env.stop_value=330', IN_ONE]  # seed 0 evaluates 338 before training, seed 1 301.8
     with pytest.raises(RunInterrupted):
         train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=overrides)
     monkeypatch.setattr(Run, 'feed_step', original)
@@ -310,7 +312,7 @@ def test_a_seed_that_ends_leaves_the_stack_and_the_others_run_as_alone(tmp_path,
         original(self, policies)
     monkeypatch.setattr(SeedStack, '__init__', init)
     overrides = ['env.stop_value=330']  # seed 0 evaluates 338 before training, seed 1 301.8
-    train('cartpole_ppo', seeds=[0, 1], max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=g'])
+    train('cartpole_ppo', seeds=[0, 1], max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=g', IN_ONE])
     assert sizes == [2, 1]
     alone = train('cartpole_ppo', seed=1, max_env_step=1024, progress=False, overrides=[*overrides, 'exp_name=a'])
     assert returns(tmp_path / 'g' / 'seed_1') == returns(alone.run_dir)
@@ -337,7 +339,7 @@ def test_a_seed_whose_env_fails_in_a_shared_collection_stops_alone(tmp_path, mon
             env.step = step
         original(self)
     monkeypatch.setattr(SeedGroup, '_collect_together', collect_together)
-    train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g'])
+    train('cartpole_ppo', seeds=[0, 1], max_env_step=STEPS, progress=False, overrides=['exp_name=g', IN_ONE])
     monkeypatch.setattr(SeedGroup, '_collect_together', original)
     seed_0 = json.loads((tmp_path / 'g' / 'seed_0' / 'summary.json').read_text())
     assert seed_0['outcome'] == "stopped: env 'CartPole-v1' (collector envs) broke"

@@ -65,6 +65,14 @@ class RunConfig:
             # more failure in a row stops the run with the worker's error.
             max_restarts=3,
         ),
+        seed_group=dict(
+            # (int in [0, 4096]) Processes a seed group (--seeds) spreads its seeds over, each training its share of
+            # the seeds stacked; 0 picks one per usable core (one per visible GPU on cuda), at most one per seed.
+            processes=0,
+            # (bool) Run the group's processes as Ray tasks on the cluster `ray.address` names, each placed by its
+            # CPU (or GPU) needs; the group folder must then be on storage that every node shares.
+            on_ray=False,
+        ),
         ray=dict(
             # (str) The Ray cluster: '' starts a local Ray in this process; 'auto' joins the cluster this
             # machine is part of (`ray start --head`); 'host:port' joins that head node.

@@ -74,8 +74,11 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     _add_layers(p)
     p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
     p.add_argument('--seeds', type=_seed_list, metavar='N|S1,S2,...',
-                   help='train several seeds in one process, their updates stacked: N seeds from the run seed '
+                   help='train several seeds, each process stacking its share of them: N seeds from the run seed '
                         '(-s, else the config\'s) or a list; one run folder per seed plus aggregate/ in exp_name')
+    p.add_argument('--processes', type=_positive, metavar='P',
+                   help='processes a seed group spreads its seeds over (overrides seed_group.processes; default: '
+                        'one per usable core, one per GPU on cuda)')
     p.add_argument('--device', choices=['cpu', 'cuda', 'auto'], help='overrides policy.device')
     p.add_argument('--max-env-step', type=_positive, help='stop after this many env steps')
     p.add_argument('--max-train-iter', type=_positive, help='stop after this many gradient updates')
@@ -252,6 +255,11 @@ def _train(args: argparse.Namespace) -> None:
         overrides.append(f'policy.device={args.device}')
     if args.exp_name:
         overrides.append(f'exp_name={args.exp_name}')
+    if args.processes:
+        if args.seeds is None:
+            from tidal.base.errors import ConfigError
+            raise ConfigError('--processes spreads the seeds of a group: give it with --seeds')
+        overrides.append(f'seed_group.processes={args.processes}')
     overrides += _imports_kept(_config_input(args), args.seed, args.imports, overrides)
     seed, seeds = args.seed, args.seeds
     if isinstance(seeds, int):  # a count: from the run's seed, as a single run would pick it
@@ -374,7 +382,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TidalError as err:
         signum = getattr(err, 'signum', None)  # a run stopped by SIGTERM / SIGINT, checkpointed first
         print(f"tidal: {'stopped' if signum else 'error'}: {err}", file=sys.stderr)
-        return 128 + signum if signum else 2
+        return 128 + signum if signum else getattr(err, 'exit_code', 2)
     except KeyboardInterrupt:
         print('tidal: interrupted', file=sys.stderr)
         return 130

@@ -22,9 +22,10 @@ def group_end_line(group_dir: Path, summary: dict[str, Any]) -> str:
             f"{aggregate / 'summary.json'})")
 
 
-def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dict[str, Any]:
+def group_summary(group_dir: Path, wall_time: float, steps_made: int, runs: Sequence[Run] = ()) -> dict[str, Any]:
     """The group's summary over every seed of group.json: `runs` (those trained in this process) as they stand,
-    the others (ended before a resume) from their folder's summary.json."""
+    the others (trained by other processes, or ended before a resume) from their folder's summary.json;
+    `steps_made` env steps were made in `wall_time` seconds."""
     entries: dict[int, Optional[dict[str, Any]]] = {
         run.cfg.seed: {'seed': run.cfg.seed, 'run_dir': str(run.run_dir.relative_to(group_dir)),
                        'env_step': run.env_step, 'train_iter': run.learner.train_iter,
@@ -37,7 +38,7 @@ def group_summary(group_dir: Path, runs: Sequence[Run], wall_time: float) -> dic
     seeds = sorted((entry for entry in entries.values() if entry is not None),
                    key=lambda entry: order.index(entry['seed']))
     summary: dict[str, Any] = {'seeds': seeds, 'wall_time': wall_time,
-                               'env_steps_per_s': sum(run.env_step for run in runs) / wall_time if wall_time else 0.0}
+                               'env_steps_per_s': steps_made / wall_time if wall_time else 0.0}
     finals = [seed['last_return'] for seed in seeds if seed['last_return'] is not None]
     if finals:
         summary.update(last_return_median=median(finals), last_return_iqm=iqm(finals))

@@ -16,7 +16,9 @@ from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.resume_budget import Budget, resumed_budget
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.seed_group import SeedGroup, check_groupable, group_overrides, recover_checkpoints
+from tidal.entry.group_run import drive_group
+from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds
+from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints
 from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder, write_group
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
@@ -108,23 +110,34 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
     check_groupable(first, feed_cls)  # before any folder is made
     overrides += group_overrides(first)
     if init_distributed(policy_device(first.policy)).enabled:
-        raise ConfigError('--seeds runs in one process: start it without torchrun')
+        raise ConfigError('--seeds starts its own processes: start it without torchrun')
+    runner = group_runner(first)
+    count, why = runner.processes(first, len(seeds)) if runner else local_processes(first, len(seeds))
+    shares = split_seeds(seeds, count)
     try:
         group_dir = new_run_dir(first.exp_name)
-        write_group(group_dir, {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter})
+        write_group(group_dir, {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter,
+                                'shares': shares})
     except OSError as err:
         raise TidalError(f"cannot write the group folder '{first.exp_name}' (exp_name): {err.strerror or err}") from err
     try:
-        resolved = [load_layered(input_cfg, seed, [*overrides, f'exp_name={seed_folder(group_dir, seed)}'])
-                    for seed in seeds]
-        run_dirs = [new_run_folder(r.cfg, max_env_step, max_train_iter, r.sources) for r in resolved]
-        group = SeedGroup([r.cfg for r in resolved], run_dirs, group_dir, feed_cls, max_env_step, max_train_iter,
-                          progress)
+        cfgs = []
+        for seed in seeds:
+            layered = load_layered(input_cfg, seed, [*overrides, f'exp_name={seed_folder(group_dir, seed)}'])
+            new_run_folder(layered.cfg, max_env_step, max_train_iter, layered.sources)
+            cfgs.append(layered.cfg)
     except BaseException:
         shutil.rmtree(group_dir, ignore_errors=True)
         raise
-    policies = group.train()
-    return GroupResult([RunResult.of_run(policy, run_dir) for policy, run_dir in zip(policies, run_dirs)], group_dir)
+    return drive_group(group_dir, shares, cfgs[0], why, progress, runner, fresh=True)
+
+
+def group_runner(cfg: EasyDict) -> Optional[ShareRunner]:
+    """What runs a group's shares when they are not processes of this machine: Ray tasks (`seed_group.on_ray`)."""
+    if not cfg.seed_group.on_ray:
+        return None
+    from tidal.entry.group_ray import RayRunner
+    return RayRunner(cfg)
 
 
 def checked_seeds(seeds: Sequence[int]) -> list[int]:
@@ -166,22 +179,27 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
         return None
     if new.given:
         write_group(group_dir, spec)
-    steps = {0 if state is None else state['collector']['env_step'] for _, _, state in pending}
-    if len(steps) > 1:
-        print(f"tidal: the seeds of '{group_dir}' were checkpointed at different env steps {sorted(steps)} (one was "
-              f"resumed alone?); they resume one after the other, each alone", flush=True)
-        trained = {run_dir: resume(run_dir, progress, new.max_env_step, new.max_train_iter).policy
-                   for _, run_dir, _ in pending}
-    else:
-        cfgs, pending_dirs, states = zip(*pending)
-        policies = SeedGroup(cfgs, pending_dirs, group_dir, run_feed(cfgs[0]), spec['max_env_step'],
-                             spec['max_train_iter'], progress, resume_states=states).train()
-        trained = dict(zip(pending_dirs, policies))
-    run_dirs = [seed_folder(group_dir, seed) for seed in spec['seeds']]
-    # a seed that had ended before is read back from its folder
-    return GroupResult([RunResult(trained[run_dir] if run_dir in trained else _policy_of(run_dir), run_dir,
-                                  read_eval_rows(run_dir))
-                        for run_dir in run_dirs], group_dir)
+    states = {cfg.seed: state for cfg, _, state in pending}
+    shares = resumed_shares(spec, states)
+    if len(shares) > len([share for share in spec.get('shares', [spec['seeds']]) if set(share) & set(states)]):
+        print(f"tidal: some seeds of '{group_dir}' were checkpointed at other env steps than the rest of their share "
+              f"(one was resumed alone?); each env step's seeds resume as a share of their own", flush=True)
+    cfg = pending[0][0]
+    return drive_group(group_dir, shares, cfg, 'as the group was split', progress, group_runner(cfg))
+
+
+def resumed_shares(spec: dict[str, Any], states: Mapping[int, Optional[dict[str, Any]]]) -> list[list[int]]:
+    """The shares a group resumes in: its shares as it was split (one share, for a group from before splits were
+    recorded), each holding its seeds still to train, those checkpointed at one env step together."""
+    shares: list[list[int]] = []
+    for share in spec.get('shares') or [spec['seeds']]:
+        by_step: dict[int, list[int]] = {}
+        for seed in share:
+            if seed in states:
+                state = states[seed]
+                by_step.setdefault(0 if state is None else state['collector']['env_step'], []).append(seed)
+        shares += by_step.values()
+    return shares
 
 
 def resume(run_dir: str | os.PathLike, progress: bool = True, max_env_step: Optional[int] = None,
@@ -238,15 +256,3 @@ def _clear_partial(run_dir: Path) -> None:
         (run_dir / partial).unlink(missing_ok=True)
     shutil.rmtree(run_dir / 'log', ignore_errors=True)
     shutil.rmtree(run_dir / 'ckpt', ignore_errors=True)
-
-
-def _policy_of(run_dir: Path) -> Any:
-    """The policy of a seed's run folder, its latest weights loaded (for a resumed group's result)."""
-    from tidal.worker.builders import build_policy
-    from tidal.worker.checkpoint import load_policy_weights, policy_state
-    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
-    policy = build_policy(cfg)
-    latest = run_dir / 'ckpt' / 'latest.pt'
-    if latest.is_file():
-        load_policy_weights(policy, policy_state(load_checkpoint(latest), latest), latest)
-    return policy

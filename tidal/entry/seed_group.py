@@ -19,11 +19,10 @@ import math
 import os
 import signal
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -31,26 +30,25 @@ from tqdm import tqdm
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.feed import FeedClass
 from tidal.base.stages import LearnPlan
-from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_summary
-from tidal.entry.run import Run, RunInterrupted, run_header
+from tidal.config import read_config
+from tidal.entry.run import Run, RunInterrupted
 from tidal.entry.run_checkpoints import LATEST
 from tidal.envs.numpy_cartpole import unsupported as unsupported_by_numpy
 from tidal.policies.base import Policy
-from tidal.registry import policy_class
+from tidal.entry.setup import load_config
+from tidal.registry import feed_class, policy_class
+from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.collector import SampleCollector
 from tidal.worker.distributed import catch_signals
 from tidal.worker.evaluator import EvalEpisodes
-from tidal.worker.logger import write_summary
-from tidal.worker.plot import plot_curves
 from tidal.worker.rng import GeneratorSnapshot
-from tidal.worker.run_groups import expand_seed_groups
+from tidal.worker.run_groups import read_group, seed_folder
 from tidal.worker.seed_acting import SeedActor, SeedFailed, collect_together, evaluate_together
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
-PLOT_SECS = 30.0
 STAGED = 'latest.next.pt'  # a seed's checkpoint written in a round, before the group commits the round's
-COMMIT_FILE = 'commit.json'  # in the group folder while the round's staged checkpoints replace the latest ones
+COMMIT_PREFIX = 'commit'  # commit.SEED.json: in the group folder while a round's staged checkpoints become the latest
 
 
 def check_groupable(cfg: EasyDict, feed_cls: FeedClass) -> None:
@@ -109,10 +107,9 @@ class SeedGroup:
     """The seeds' runs, built one after the other (each from its own seed) and trained in lockstep."""
 
     def __init__(self, cfgs: Sequence[EasyDict], run_dirs: Sequence[Path], group_dir: Path, feed_cls: FeedClass,
-                 max_env_step: Optional[int], max_train_iter: Optional[int], progress: bool = True,
+                 max_env_step: Optional[int], max_train_iter: Optional[int],
                  resume_states: Optional[Sequence[Optional[dict[str, Any]]]] = None) -> None:
-        self.group_dir, self.progress = group_dir, progress
-        self.max_env_step = max_env_step
+        self.group_dir = group_dir
         self.members: list[Member] = []
         check_groupable(cfgs[0], feed_cls)
         states = list(resume_states) if resume_states is not None else [None] * len(cfgs)
@@ -128,7 +125,6 @@ class SeedGroup:
                 member.run.release_envs()
             raise
         self._restack()
-        self._last_plot = -float('inf')
         self._told_per_seed: set[str] = set()  # the modes whose forward was said to run per seed
 
     def _restack(self) -> None:
@@ -139,16 +135,10 @@ class SeedGroup:
         self._actors: dict[str, Optional[SeedActor]] = {}
 
     # ----- the loop ----------------------------------------------------------------------------
-    def train(self) -> list[Policy]:
-        """Train every seed to its end; a signal checkpoints every seed and stops the group."""
-        start = time.monotonic()
+    def train(self, on_round: Optional[Callable[[dict[int, int]], None]] = None) -> list[Policy]:
+        """Train every seed to its end; a signal checkpoints every seed and stops the group. `on_round` hears the
+        env step of every seed after each round (a progress display, a worker's report to the group's driver)."""
         restore_signals = catch_signals([member.run.lockstep for member in self.members])
-        total = None if self.max_env_step is None else self.max_env_step * len(self.members)
-        bar = tqdm(total=total, unit='step', dynamic_ncols=True, disable=not self.progress, mininterval=1.0)
-        first = self.members[0].run
-        print(f"tidal: training {first.cfg.policy.type} on {first.cfg.env.env_id}, seeds "
-              f"{', '.join(str(member.seed) for member in self.members)} in {self.group_dir}: "
-              f"{run_header(first.cfg, first.policy.device)}", flush=True)
         try:
             for member in self.members:
                 member.run.begin()
@@ -168,24 +158,49 @@ class SeedGroup:
                 for member in self._live():
                     self._turn(member, member.run.feed_step)
                 self._update()
-                bar.update(sum(member.run.env_step for member in self.members) - bar.n)
-                self._plot_due()
+                if on_round is not None:
+                    on_round(self.env_steps())
         except BaseException as err:
             for member in self._live():
                 self._stop(member, err)
             raise
         finally:
             restore_signals()
-            bar.close()
             self._commit()
-            summary = self._write_aggregate(time.monotonic() - start)
         interrupted = [member.interrupted for member in self.members if member.interrupted is not None]
         if interrupted:
             signum = interrupted[0].signum
             raise RunInterrupted(f'{signal.Signals(signum).name}: every seed saved a checkpoint; continue with: '
                                  f'tidal resume {self.group_dir}', signum)
-        print(f'tidal: {group_end_line(self.group_dir, summary)}', flush=True)
         return [member.run.policy for member in self.members]
+
+    def env_steps(self) -> dict[int, int]:
+        """Every seed's env step, by seed."""
+        return {member.seed: member.run.env_step for member in self.members}
+
+    def live_seeds(self) -> list[int]:
+        return [member.seed for member in self._live()]
+
+    def request_stop(self, signum: int) -> None:
+        """Have every seed checkpoint at its next decision and stop, as `signum` arriving would."""
+        for member in self.members:
+            member.run.lockstep.signum = signum
+
+    @classmethod
+    def from_folders(cls, group_dir: Path, seeds: Sequence[int]) -> SeedGroup:
+        """The seeds `seeds` of a group folder as their folders hold them: each seed's saved config, its latest
+        checkpoint where it has one (a resumed seed), the group's budget from group.json."""
+        spec = read_group(group_dir)
+        cfgs, run_dirs, states = [], [], []
+        for seed in seeds:
+            run_dir = seed_folder(group_dir, seed)
+            cfgs.append(load_config(read_config(str(run_dir / 'config.yaml'))))
+            latest = run_dir / 'ckpt' / LATEST
+            run_dirs.append(run_dir)
+            states.append(load_checkpoint(latest) if latest.is_file() else None)
+        feed_cls = feed_class(policy_class(cfgs[0].policy.type, cfgs[0].policy))
+        return cls(cfgs, run_dirs, group_dir, feed_cls, spec['max_env_step'], spec['max_train_iter'],
+                   resume_states=states)
 
     def _live(self) -> list[Member]:
         return [member for member in self.members if member.live]
@@ -258,12 +273,13 @@ class SeedGroup:
 
     def _commit(self) -> None:
         """Make the checkpoints the seeds staged this round their latest ones, all or none: a kill before the
-        commit file exists keeps the previous round's, a kill after it is completed by `recover_checkpoints`."""
+        commit file exists keeps the previous round's, a kill after it is completed by `recover_checkpoints`.
+        Each process of a group commits its own seeds, under a commit file of its own."""
         staged = [member.run.run_dir / 'ckpt' / STAGED for member in self.members]
         staged = [path for path in staged if path.is_file()]
         if not staged:
             return
-        marker = self.group_dir / COMMIT_FILE
+        marker = self.group_dir / f'{COMMIT_PREFIX}.{self.members[0].seed}.json'
         marker.write_text(json.dumps([str(path.parent.parent.name) for path in staged]) + '\n')
         _sync(marker)
         for path in staged:
@@ -361,48 +377,26 @@ class SeedGroup:
             if member.live and episodes is not None:
                 member.run.evaluator.hand(member.run.learner.train_iter, member.run.env_step, episodes.result())
 
-    # ----- the aggregate folder ------------------------------------------------------------------
-    def _plot_due(self) -> None:
-        if time.monotonic() - self._last_plot >= PLOT_SECS:
-            self._plot()
-
-    def _plot(self) -> None:
-        self._last_plot = time.monotonic()
-        runs = expand_seed_groups([self.group_dir])  # with the seeds that ended before a resume
-        if not runs:
-            return
-        out = self.group_dir / AGGREGATE_DIR
-        out.mkdir(exist_ok=True)
-        try:
-            plot_curves(runs, out / 'curve.png', title=f'{self.group_dir.name} ({len(runs)} seeds)')
-        except (OSError, TidalError):  # a seed without evaluations yet, a full disk: the next plot tries again
-            pass
-
-    def _write_aggregate(self, wall_time: float) -> dict[str, Any]:
-        """The aggregate curve, and summary.json: every seed's outcome and returns, their median and IQM (also
-        returned)."""
-        summary = group_summary(self.group_dir, [member.run for member in self.members], wall_time)
-        try:
-            self._plot()
-            (self.group_dir / AGGREGATE_DIR).mkdir(exist_ok=True)
-            write_summary(self.group_dir / AGGREGATE_DIR, summary)
-        except OSError:
-            pass
-        return summary
-
 
 def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:
-    """Finish or undo the commit a killed group left: with the commit file every staged checkpoint becomes the
-    latest (all were written before it), without it the staged ones are dropped."""
-    marker = group_dir / COMMIT_FILE
+    """Finish or undo the commits a killed group left: the staged checkpoints a commit file names become the
+    latest (all were written before it), the others are dropped."""
+    committed: set[str] = set()
+    markers = sorted(group_dir.glob(f'{COMMIT_PREFIX}*.json'))
+    for marker in markers:
+        try:
+            committed.update(json.loads(marker.read_text()))
+        except (OSError, ValueError):  # a marker cut short by the kill: its round never began to commit
+            pass
     for run_dir in run_dirs:
         staged = run_dir / 'ckpt' / STAGED
         if staged.is_file():
-            if marker.is_file():
+            if run_dir.name in committed:
                 os.replace(staged, staged.with_name(LATEST))
             else:
                 staged.unlink()
-    marker.unlink(missing_ok=True)
+    for marker in markers:
+        marker.unlink(missing_ok=True)
 
 
 def _sync(path: Path) -> None:

@@ -1,0 +1,90 @@
+"""How a seed group splits its seeds into shares, one per process, and what runs a share: the words both the
+group's driver and its runners (`group_processes`, `group_ray`) use."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol, Sequence
+
+from easydict import EasyDict
+
+from tidal.base.device import policy_device
+
+
+@dataclass
+class ShareExit:
+    """How a share's process ended: normally (all None), stopped by `signum` after checkpointing its seeds,
+    `died` (why, in words) with its `live` seeds at their last checkpoint, or unable to start (`error`)."""
+
+    seeds: list[int]
+    live: list[int] = field(default_factory=list)
+    signum: Optional[int] = None
+    died: Optional[str] = None
+    error: Optional[str] = None  # what kept it from building its seeds (a config or env error), before training
+
+
+class ShareRunner(Protocol):
+    """Runs a group's shares side by side, each in a process of its own."""
+
+    def processes(self, cfg: EasyDict, seeds: int) -> tuple[int, str]:
+        """How many shares to make by default, and why (in words for the header)."""
+
+    def start(self, group_dir: os.PathLike, shares: Sequence[Sequence[int]]) -> None: ...
+
+    def wait(self, on_steps: Callable[[dict[int, int]], None],
+             on_line: Callable[[str, bool], None]) -> list[ShareExit]:
+        """Until every share has ended: their seeds' env steps to `on_steps`, their output lines to `on_line`
+        (the line, whether it is an error line), both from this thread. Returns how each ended."""
+
+    def stop_all(self) -> None:
+        """Ask every share to checkpoint its seeds and stop (safe from a signal handler)."""
+
+    def close(self) -> None:
+        """Stop whatever still runs, at once: nothing is left behind."""
+
+
+def split_seeds(seeds: Sequence[int], parts: int) -> list[list[int]]:
+    """`seeds` in `parts` consecutive shares whose sizes differ by at most one, the larger first."""
+    parts = max(1, min(parts, len(seeds)))
+    size, extra = divmod(len(seeds), parts)
+    shares, start = [], 0
+    for index in range(parts):
+        end = start + size + (index < extra)
+        shares.append(list(seeds[start:end]))
+        start = end
+    return shares
+
+
+def usable_cpus() -> int:
+    """The cores this process may run on (its CPU affinity, which a cluster's scheduler or taskset narrows)."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def local_processes(cfg: EasyDict, seeds: int) -> tuple[int, str]:
+    """The processes a group makes on this machine: `seed_group.processes` when set, else one per visible GPU on
+    cuda, else one per usable core; never more than one per seed."""
+    chosen = int(cfg.get('seed_group', {}).get('processes', 0) or 0)
+    if chosen:
+        return min(chosen, seeds), 'seed_group.processes'
+    if policy_device(cfg.policy).type == 'cuda':
+        import torch
+        return min(max(torch.cuda.device_count(), 1), seeds), 'one per GPU'
+    cores = usable_cpus()
+    return min(cores, seeds), 'one per usable core' if cores > 1 else 'one usable core'
+
+
+def seed_list(seeds: Sequence[int]) -> str:
+    """Seeds in words, runs of consecutive ones as ranges: '0-7', '0, 2, 5-6'."""
+    words: list[str] = []
+    index = 0
+    while index < len(seeds):
+        end = index
+        while end + 1 < len(seeds) and seeds[end + 1] == seeds[end] + 1:
+            end += 1
+        words.append(str(seeds[index]) if end - index < 2 else f'{seeds[index]}-{seeds[end]}')
+        if end - index == 1:
+            words.append(str(seeds[end]))
+        index = end + 1
+    return ', '.join(words)
