@@ -1,4 +1,5 @@
-"""Where a seed group's time goes: `tidal train CONFIG --seeds N` under cProfile, one torch thread.
+"""Where a seed group's time goes: `tidal train CONFIG --seeds N --processes 1` under cProfile, one torch thread
+(one share, as each of a group's processes trains it).
 
 Shares of the profiled wall clock: evaluation, collection and stacked updates (the group's three phases), and
 within the first two the env stepping (the env managers' `step`) and the acting forwards; the rest is start-up
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         command = ['train', args.config, '--seeds', str(args.seeds), '--max-env-step', str(args.steps),
                    '--exp-name', str(Path(scratch) / 'group'), '--no-progress', '--set', 'env.stop_value=1000000',
-                   '--set', 'torch_threads=1']
+                   '--set', 'torch_threads=1', '--processes', '1']  # one share, in this profiled process
         profiler = cProfile.Profile()
         profiler.enable()
         tidal_main(command)

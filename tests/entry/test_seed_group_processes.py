@@ -63,6 +63,20 @@ def test_processes_default_to_the_usable_cores_at_most_one_per_seed(monkeypatch)
     assert local_processes(cfg, 16) == (1, 'one usable core')
 
 
+def test_on_cuda_one_process_per_visible_gpu_each_seeing_its_own(monkeypatch):
+    from tidal.entry.group_processes import ProcessRunner
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: True)
+    monkeypatch.setattr(torch.cuda, 'device_count', lambda: 4)
+    cfg = EasyDict(policy={'device': 'cuda'}, seed_group={'processes': 0})
+    assert local_processes(cfg, 32) == (4, 'one per GPU')
+    assert local_processes(cfg, 2) == (2, 'one per GPU')
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '2,3')
+    assert ProcessRunner(cfg).gpus == ['2', '3']
+    cfg.policy.device = 'cuda:1'  # a GPU the config names: the group stays there, as one process
+    assert local_processes(cfg, 32) == (1, 'on cuda:1')
+    assert ProcessRunner(cfg).gpus == []
+
+
 def test_resumed_shares_keep_the_split_and_part_seeds_at_other_env_steps():
     spec = {'seeds': [0, 1, 2, 3, 4], 'shares': [[0, 1, 2], [3, 4]]}
     at = lambda step: {'collector': {'env_step': step}}  # noqa: E731
@@ -210,3 +224,28 @@ def test_a_killed_process_is_named_by_its_seeds_the_others_finish_and_resume_con
     assert json.loads((group_dir / 'seed_2' / 'summary.json').read_text())['env_step'] == STEPS * 4
     assert [run.run_dir.name for run in result.runs] == ['seed_0', 'seed_1', 'seed_2']
     assert len(returns(group_dir / 'seed_2')) == 9  # every 1024 env steps, from 0: none lost, none twice
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc'), reason='reads the processes from /proc')
+def test_a_killed_driver_leaves_no_process_its_workers_checkpoint_and_stop(tmp_path):
+    driver = start_group(tmp_path, STEPS * 8)
+    group_dir = tmp_path / 'g'
+    wait_for(lambda: trained_past(group_dir, (0, 1, 2)))
+    workers = [pid for pid, _ in workers_of(driver.pid)]
+    assert len(workers) == 2
+    driver.kill()
+    driver.communicate(timeout=60)
+
+    def gone(pid):
+        try:
+            with open(f'/proc/{pid}/stat') as file:
+                return file.read().rsplit(')', 1)[1].split()[0] == 'Z'
+        except OSError:
+            return True
+    wait_for(lambda: all(gone(pid) for pid in workers), timeout=120)
+    for seed in (0, 1, 2):  # each stopped at a checkpoint of its own making, not at the start
+        state = load_checkpoint(group_dir / f'seed_{seed}' / 'ckpt' / 'latest.pt')
+        assert not state['finished'] and state['collector']['env_step'] > 0
+    resume(group_dir, progress=False)
+    for seed in (0, 1, 2):
+        assert json.loads((group_dir / f'seed_{seed}' / 'summary.json').read_text())['env_step'] == STEPS * 8

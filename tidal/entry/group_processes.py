@@ -33,10 +33,12 @@ class Worker:
 
 
 class ProcessRunner:
-    """Each share in a process of its own; on cuda with several visible GPUs, process k sees GPU k (modulo)."""
+    """Each share in a process of its own; on cuda with several visible GPUs (and no `cuda:N` named), process k
+    sees only the k-th of them (modulo their number)."""
 
     def __init__(self, cfg: EasyDict) -> None:
-        self.gpus = _visible_gpus() if policy_device(cfg.policy).type == 'cuda' else []
+        device = policy_device(cfg.policy)
+        self.gpus = _visible_gpus() if device.type == 'cuda' and device.index is None else []
         self.workers: list[Worker] = []
         self.events: queue.Queue = queue.Queue()
 

@@ -55,8 +55,8 @@ class RayRunner:
         connect_ray(self.cfg)
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         self.control = ray.remote(num_cpus=0)(GroupControl).options(scheduling_strategy=here).remote(len(shares))
-        needs = {'num_gpus': 1, 'num_cpus': 0} if self.gpu else {'num_cpus': 1}
-        task = ray.remote(max_retries=0, **needs)(train_share)
+        gpus, cpus = (1, 0) if self.gpu else (0, 1)
+        task = ray.remote(num_cpus=cpus, num_gpus=gpus, max_retries=0)(train_share)
         self.shares = [list(share) for share in shares]
         self.tasks = [task.remote(os.path.abspath(group_dir), share, index, self.control)
                       for index, share in enumerate(self.shares)]

@@ -64,11 +64,14 @@ def usable_cpus() -> int:
 
 def local_processes(cfg: EasyDict, seeds: int) -> tuple[int, str]:
     """The processes a group makes on this machine: `seed_group.processes` when set, else one per visible GPU on
-    cuda, else one per usable core; never more than one per seed."""
+    cuda (one, on the GPU a `cuda:N` device names), else one per usable core; never more than one per seed."""
     chosen = int(cfg.get('seed_group', {}).get('processes', 0) or 0)
     if chosen:
         return min(chosen, seeds), 'seed_group.processes'
-    if policy_device(cfg.policy).type == 'cuda':
+    device = policy_device(cfg.policy)
+    if device.type == 'cuda':
+        if device.index is not None:  # a GPU named by the config: the group stays on it
+            return 1, f'on {device}'
         import torch
         return min(max(torch.cuda.device_count(), 1), seeds), 'one per GPU'
     cores = usable_cpus()
