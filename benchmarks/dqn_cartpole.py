@@ -13,8 +13,9 @@ wall-clock ratio); the full arms run after them, two at a time. Every arm runs i
 
     python benchmarks/dqn_cartpole.py [--seeds 0 1 2] [--steps 50000] [--quick] [--report-only] [--arm full]
 
-`--arm full` trains only the full arm, one run at a time, and reads the other arms' runs from the results.json
-already in --out (for a change that touches only that arm); the report then names it as rerun.
+`--arm full` trains only the full arm, two runs at a time, and reads the other arms' runs from the results.json
+already in --out (for a change that touches only that arm); `--arm full --report-only` reports the full arm's
+runs as they stand in --out/runs (the seeds given).
 """
 from __future__ import annotations
 
@@ -112,9 +113,10 @@ def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -
     jobs = jobs_of(task, args, ensure_sb3_venv())
     if args.report_only:
         pass
-    elif args.arm is not None:
-        for seed in args.seeds:
-            run_batch(f'seed {seed}: {args.arm}', [jobs[seed][args.arm]], threads=1)
+    elif args.arm is not None:  # two at a time, as the full arms run after the pairs
+        arm_jobs = [jobs[seed][args.arm] for seed in args.seeds]
+        for start in range(0, len(arm_jobs), 2):
+            run_batch(args.arm, arm_jobs[start:start + 2], threads=1)
     else:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')
     print(report(task, args, jobs))
