@@ -38,7 +38,7 @@ class ProcessRunner:
 
     def __init__(self, cfg: EasyDict) -> None:
         device = policy_device(cfg.policy)
-        self.gpus = _visible_gpus() if device.type == 'cuda' and device.index is None else []
+        self.gpus: list[str] = _visible_gpus() if device.type == 'cuda' and device.index is None else []
         self.workers: list[Worker] = []
         self.events: queue.Queue = queue.Queue()
 
