@@ -47,8 +47,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--steps', type=int, default=20480, help='env steps per seed')
     parser.add_argument('--out', type=Path, help='results folder (default: results/seed_group[_CONFIG])')
     parser.add_argument('--report-only', action='store_true', help='rebuild the report from finished runs')
-    parser.add_argument('--sides', nargs='+', choices=SIDES, default=list(DEFAULT_SIDES),
-                        help='measure these sides again (the others as walls.json has them)')
+    parser.add_argument('--sides', nargs='+', choices=SIDES, default=None,
+                        help=f'measure these sides (again), the others as walls.json has them (default: the sides '
+                             f'{", ".join(DEFAULT_SIDES)}, afresh)')
     args = parser.parse_args(argv)
     if args.out is None:
         suffix = '' if args.config == 'cartpole_ppo' else f'_{args.config}'
@@ -80,8 +81,9 @@ def timed(title: str, lanes: list[list[Job]], threads: int, pin: bool = True) ->
 
 def run(args: argparse.Namespace) -> dict[str, float]:
     walls_file = args.out / 'walls.json'
-    again = set(args.sides) != set(DEFAULT_SIDES) and walls_file.is_file()
+    again = args.sides is not None and walls_file.is_file()
     walls = json.loads(walls_file.read_text()) if again else {}
+    args.sides = args.sides or list(DEFAULT_SIDES)
     if 'separate' in args.sides:
         separate = [Job(f'seed {seed}', tidal_train_command(args.config, seed, args.steps,
                                                             args.out / 'runs' / 'separate' / f'seed_{seed}', OVERRIDES),
