@@ -48,7 +48,7 @@ def train(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Opti
           entry_names: Optional[Mapping[str, str]] = None) -> Any:
     """Train any registered policy with the data feed it names; `entry_point` (a serial entry point's name)
     refuses policies that another entry point trains, naming the right one as `entry_names` has it. With
-    `seeds`, every seed in one process (a `GroupResult`; `seed` must then be None)."""
+    `seeds`, a seed group (a `GroupResult`; `seed` must then be None)."""
     if seeds is not None:
         if seed is not None:
             raise ConfigError('give either seed or seeds, not both')
@@ -98,8 +98,9 @@ def start_run(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Option
 def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Optional[int] = None,
                 max_train_iter: Optional[int] = None, overrides: Iterable[str] = (), progress: bool = True,
                 entry_point: Optional[str] = None, entry_names: Optional[Mapping[str, str]] = None) -> GroupResult:
-    """Train the seeds `seeds` of one config in one process (`tidal.entry.seed_group`): a group folder named by
-    `exp_name`, a run folder per seed in it, and `aggregate/`."""
+    """Train the seeds `seeds` of one config as a group: split into shares (`seed_group.processes`, by default one
+    per usable core or GPU), each stacked in a process of its own or on Ray (`tidal.entry.group_run`); a group
+    folder named by `exp_name`, a run folder per seed in it, and `aggregate/`."""
     seeds = checked_seeds(seeds)
     overrides = list(overrides)
     first = load_layered(input_cfg, seeds[0], overrides).cfg
@@ -151,9 +152,10 @@ def checked_seeds(seeds: Sequence[int]) -> list[int]:
 
 
 def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget()) -> Optional[GroupResult]:
-    """Continue every seed of a group that has not ended, together (first completing or undoing the round of
-    checkpoints a kill interrupted). Seeds whose checkpoints stand at different env steps (one was resumed alone)
-    continue one after the other instead, each alone. A `new` budget replaces the group's (group.json)."""
+    """Continue every seed of a group that has not ended (first completing or undoing the rounds of checkpoints a
+    kill interrupted), each share of the group's split in a process of its own as before; seeds of a share whose
+    checkpoints stand at different env steps (one was resumed alone) make a share per env step. A `new` budget
+    replaces the group's (group.json)."""
     spec = read_group(group_dir)
     if new.given:
         budget = new.over(Budget(spec['max_env_step'], spec['max_train_iter']))

@@ -1,4 +1,4 @@
-"""Several seeds of one config trained in one process: `tidal train CONFIG --seeds N`.
+"""A share of a seed group's seeds trained in one process (the whole group where it has one share).
 
 Every seed is a whole run of its own (`Run`): its run folder `<group>/seed_<k>/` as a run alone writes it, its
 envs, replay or rollouts, generators, evaluations and checkpoints, so `tidal resume`, `tidal eval` and
@@ -8,8 +8,8 @@ the k-th update of every seed in one pass over weights stacked along a seed dime
 
 The seeds go in lockstep, one feed step each per round. A seed that fails (diverges, its env breaks) stops
 alone with its usual one line, named by its seed; the others go on. Between its turns each seed's global
-generators are put aside, so no seed draws from another's. `<group>/aggregate/` holds the IQM curve of the
-seeds with its 95% band and a summary of their returns; `tidal resume <group>` continues every seed.
+generators are put aside, so no seed draws from another's. The group's driver (`tidal.entry.group_run`) shows
+the progress, writes `<group>/aggregate/` and the end line.
 """
 from __future__ import annotations
 
