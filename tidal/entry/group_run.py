@@ -26,7 +26,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import TidalError
 from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_summary
 from tidal.entry.group_shares import ShareExit, ShareRunner, seed_list
-from tidal.entry.result import GroupResult, RunResult, read_eval_rows
+from tidal.entry.result import GroupResult
 from tidal.entry.run import RunInterrupted, run_header
 from tidal.entry.seed_group import SeedGroup
 from tidal.worker.logger import write_summary
@@ -81,24 +81,8 @@ def split_words(shares: Sequence[Sequence[int]], why: str) -> str:
 
 
 def group_result(group_dir: Path) -> GroupResult:
-    """Every seed's policy (its latest weights), run folder and evaluations, read from the group folder."""
-    run_dirs = [seed_folder(group_dir, seed) for seed in read_group(group_dir)['seeds']]
-    return GroupResult([RunResult(saved_policy_of(run_dir), run_dir, read_eval_rows(run_dir))
-                        for run_dir in run_dirs], group_dir)
-
-
-def saved_policy_of(run_dir: Path) -> Any:
-    """The policy of a seed's run folder, its latest weights loaded."""
-    from tidal.config import read_config
-    from tidal.entry.setup import load_config
-    from tidal.worker.builders import build_policy
-    from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
-    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
-    policy = build_policy(cfg)
-    latest = run_dir / 'ckpt' / 'latest.pt'
-    if latest.is_file():
-        load_policy_weights(policy, policy_state(load_checkpoint(latest), latest), latest)
-    return policy
+    """Every seed's result (policy, run folder, evaluations), read from the group folder when first asked for."""
+    return GroupResult(group_dir, tuple(seed_folder(group_dir, seed) for seed in read_group(group_dir)['seeds']))
 
 
 class GroupDisplay:

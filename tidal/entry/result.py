@@ -6,6 +6,7 @@ attributes the result does not have come from the policy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,33 @@ class RunResult:
 
 @dataclass(frozen=True)
 class GroupResult:
-    """The outcome of a seed group (`seeds=[...]`): every seed's RunResult, in seed order, and the group folder
-    (its `aggregate/` holds the IQM curve and summary.json)."""
+    """The outcome of a seed group (`seeds=[...]`): the group folder (its `aggregate/` holds the IQM curve and
+    summary.json) and every seed's RunResult, in seed order, read from the seed's folder when first asked for
+    (the seeds trained in other processes; the command line never asks)."""
 
-    runs: list[RunResult]
     group_dir: Path
+    run_dirs: tuple[Path, ...]
+
+    @cached_property
+    def runs(self) -> list[RunResult]:
+        return [RunResult(latest_policy(run_dir), run_dir, read_eval_rows(run_dir)) for run_dir in self.run_dirs]
 
     @property
     def policies(self) -> list[Policy]:
         return [run.policy for run in self.runs]
+
+
+def latest_policy(run_dir: Path) -> Any:
+    """The policy of a run folder, its latest weights loaded."""
+    from tidal.config import read_config
+    from tidal.entry.setup import load_config
+    from tidal.worker.builders import build_policy
+    from tidal.worker.checkpoint import load_checkpoint, load_policy_weights, policy_state
+    policy = build_policy(load_config(read_config(str(run_dir / 'config.yaml'))))
+    latest = run_dir / 'ckpt' / 'latest.pt'
+    if latest.is_file():
+        load_policy_weights(policy, policy_state(load_checkpoint(latest), latest), latest)
+    return policy
 
 
 def read_eval_rows(run_dir: Path) -> list[dict[str, float]]:

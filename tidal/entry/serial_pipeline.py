@@ -18,7 +18,7 @@ def serial_pipeline(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_
     """Train an off-policy algorithm from a config path, zoo name or (main, create) pair.
 
     `seed` overrides the config's `seed` key; without either the run uses seed 0. `seeds=[0, 1, ...]` trains
-    those seeds in one process and returns a `GroupResult` (every entry point below takes it too).
+    those seeds as a seed group and returns a `GroupResult` (every entry point below takes it too).
     """
     return train(input_cfg, seed, max_env_step, max_train_iter, overrides, progress, entry_point='serial_pipeline',
                  seeds=seeds)
