@@ -56,6 +56,26 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
+@contextmanager
+def _store_lock(folder: Optional[Path]) -> Iterator[None]:
+    """The run folder's store to this process alone for the block: the processes of a seed group share one store,
+    and two making its tables at once fail ('table ... already exists'). No lock for a store of MLflow's choice
+    (a server orders its own clients) or where there is no `fcntl` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if folder is None or fcntl is None:
+        yield
+        return
+    with open(folder / '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class MlflowTracker:
     """An MLflow run in `experiment`: the resolved config as its parameters (dotted keys), the run folder's files as
     its artifacts."""
@@ -67,20 +87,20 @@ class MlflowTracker:
         uri, artifacts = tracking_store(run, tracking_uri)
         if artifacts is not None:
             artifacts.parent.mkdir(parents=True, exist_ok=True)
-        with _quiet():
+        with _quiet(), _store_lock(artifacts.parent if artifacts is not None else None):
             self._client = MlflowClient(uri)
             if run.run_id is not None:
                 self.run_id = run.run_id
                 self._client.update_run(self.run_id, status='RUNNING')
                 return
             experiment_id = self._experiment_id(experiment, artifacts)
-        created = self._client.create_run(experiment_id, run_name=run.name,
-                                          tags={GROUP_TAG: run.group} if run.group else {})
-        self.run_id = created.info.run_id
-        params = [Param(key, value if isinstance(value, str) else json.dumps(value))
-                  for key, value in flat_params(run.config).items()]
-        for start in range(0, len(params), BATCH_PARAMS):
-            self._client.log_batch(self.run_id, params=params[start:start + BATCH_PARAMS])
+            created = self._client.create_run(experiment_id, run_name=run.name,
+                                              tags={GROUP_TAG: run.group} if run.group else {})
+            self.run_id = created.info.run_id
+            params = [Param(key, value if isinstance(value, str) else json.dumps(value))
+                      for key, value in flat_params(run.config).items()]
+            for start in range(0, len(params), BATCH_PARAMS):
+                self._client.log_batch(self.run_id, params=params[start:start + BATCH_PARAMS])
 
     def _experiment_id(self, name: str, artifacts: Optional[Path]) -> str:
         """The id of experiment `name`, made if missing (its artifacts under `artifacts`; None: the store's choice)."""
