@@ -15,12 +15,14 @@ import torch
 from easydict import EasyDict
 
 from tidal.entry.cli import main
+from tidal.entry.group_run import group_result
 from tidal.entry.group_shares import local_processes, seed_list, split_seeds
 from tidal.entry.pipelines import resume, resumed_shares, train
 from tidal.entry.result import GroupResult
 from tidal.worker.checkpoint import load_checkpoint
 
 STEPS = 2048
+SHORT = 1024  # two PPO rollouts and their updates
 
 
 def returns(run_dir):
@@ -89,37 +91,37 @@ def test_resumed_shares_keep_the_split_and_part_seeds_at_other_env_steps():
 def in_one(tmp_path_factory):
     """Seeds 0, 1 and 2 in one process: the reference every split must equal."""
     group_dir = tmp_path_factory.mktemp('one') / 'g'
-    train('cartpole_ppo', seeds=[0, 1, 2], max_env_step=STEPS, progress=False,
+    train('cartpole_ppo', seeds=[0, 1, 2], max_env_step=SHORT, progress=False,
           overrides=[f'exp_name={group_dir}', 'seed_group.processes=1'])
     return group_dir
 
 
 def test_a_seed_trains_the_same_in_whichever_process_holds_it(in_one, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(['train', 'cartpole_ppo', '--seeds', '3', '--processes', '2', '--max-env-step', str(STEPS),
+    assert main(['train', 'cartpole_ppo', '--seeds', '3', '--processes', '2', '--max-env-step', str(SHORT),
                  '--no-progress', '--exp-name', 'g']) == 0
     group_dir = tmp_path / 'g'
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (f'tidal: training ppo on CartPole-v1, seeds 0-2 in g: 2 processes of 2 or 1 seeds '
                       f'(seed_group.processes), device cpu, collector local, 8 envs (numpy env manager)')
     assert out[-1].startswith('tidal: group of 3 seeds ended; last eval return median')
-    assert sum('run ended (budget of 2048 env steps reached)' in line for line in out) == 3
+    assert sum(f'run ended (budget of {SHORT} env steps reached)' in line for line in out) == 3
     assert json.loads((group_dir / 'group.json').read_text())['shares'] == [[0, 1], [2]]
-    for seed in (0, 1, 2):
+    for seed in (0, 1, 2):  # two rollouts and their 80 updates, then the evaluation after them
         assert returns(group_dir / f'seed_{seed}') == returns(in_one / f'seed_{seed}'), seed
         assert_same_model(final_model(group_dir / f'seed_{seed}'), final_model(in_one / f'seed_{seed}'), 1e-5)
     summary = json.loads((group_dir / 'aggregate' / 'summary.json').read_text())
     assert [entry['seed'] for entry in summary['seeds']] == [0, 1, 2]
-    assert summary['env_steps_per_s'] == pytest.approx(3 * STEPS / summary['wall_time'])
+    assert summary['env_steps_per_s'] == pytest.approx(3 * SHORT / summary['wall_time'])
     assert (group_dir / 'aggregate' / 'curve.png').is_file()
     assert not list(group_dir.glob('commit*.json'))
 
-    # the Python form gives the same result as a group in one process: every seed's policy, folder and evaluations
-    result = train('cartpole_ppo', seeds=[0, 2], max_env_step=1024, progress=False,
-                   overrides=['exp_name=p', 'seed_group.processes=2'])
-    assert isinstance(result, GroupResult) and [run.run_dir.name for run in result.runs] == ['seed_0', 'seed_2']
+    # the Python form's result, as a group in one process gives it: every seed's policy, folder and evaluations
+    result = group_result(group_dir)
+    assert isinstance(result, GroupResult) and [run.run_dir.name for run in result.runs] == ['seed_0', 'seed_1',
+                                                                                             'seed_2']
     for run in result.runs:
-        assert [row['env_step'] for row in run.evals] == [0, 1024]
+        assert [row['env_step'] for row in run.evals] == [0, SHORT]
         weights = run.policy.model.state_dict()
         assert_same_model({key: weights[key] for key in final_model(run.run_dir)}, final_model(run.run_dir), 0)
 
