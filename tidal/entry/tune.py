@@ -17,9 +17,10 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, ContextManager, Iterable, Iterator, Optional, Sequence
 
 from tidal.base.errors import ConfigError, TidalError
+from tidal.base.files import locked
 from tidal.config.layered import ConfigInput, load_layered
 from tidal.config.yaml_io import parse_scalar
 from tidal.config.search_space import check_space_keys, family_space, read_space, without_keys
@@ -168,15 +169,9 @@ def _holding(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-@contextlib.contextmanager
-def _asking(folder: Path) -> Iterator[None]:
+def _asking(folder: Path) -> ContextManager[None]:
     """Workers count and start trials one at a time, so together they start exactly --trials."""
-    with open(folder / 'ask.lock', 'a+') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return locked(folder / 'ask.lock')
 
 
 def work(setup: TuneSetup, study: 'optuna.Study', trials: int, deadline: Optional[float], exp_name: str,

@@ -9,18 +9,20 @@ own default would put `mlflow.db` and `mlruns/` in the working directory.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any, ContextManager, Iterator, Mapping, Optional, Sequence
 
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import is_tracking_uri_set
 
+from tidal.base.files import locked
 from tidal.worker.tracking.tracker import TrackedRun, flat_params
 
 GROUP_TAG = 'tidal.group'
@@ -56,24 +58,13 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
-@contextmanager
-def _store_lock(folder: Optional[Path]) -> Iterator[None]:
+def _store_lock(folder: Optional[Path]) -> ContextManager[None]:
     """The run folder's store to this process alone for the block: the processes of a seed group share one store,
     and two making its tables at once fail ('table ... already exists'). No lock for a store of MLflow's choice
     (a server orders its own clients) or where there is no `fcntl` (Windows)."""
-    try:
-        import fcntl
-    except ImportError:
-        fcntl = None  # type: ignore[assignment]
-    if folder is None or fcntl is None:
-        yield
-        return
-    with open(folder / '.lock', 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    if folder is None or importlib.util.find_spec('fcntl') is None:
+        return nullcontext()
+    return locked(folder / '.lock')
 
 
 class MlflowTracker:
