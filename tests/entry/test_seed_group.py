@@ -2,7 +2,6 @@
 refusals, a seed that fails stopping alone, kill and resume, and the CLI's --seeds."""
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -21,23 +20,10 @@ from tidal.entry.seed_group import SeedGroup
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.seed_stack import SeedStack
 
+from group_runs import assert_same_model, final_model, returns  # tests/entry is on sys.path
+
 STEPS = 2048
 IN_ONE = 'seed_group.processes=1'  # the group in this process, where a test patches its methods
-
-
-def returns(run_dir):
-    with open(run_dir / 'evals.csv') as file:
-        return [float(row['return_mean']) for row in csv.DictReader(file)]
-
-
-def final_model(run_dir):
-    return load_checkpoint(run_dir / 'ckpt' / 'latest.pt')['policy']['model']
-
-
-def assert_same_model(a, b, tol):
-    assert a.keys() == b.keys()
-    for key in a:
-        assert torch.allclose(a[key], b[key], atol=tol, rtol=0), (key, (a[key] - b[key]).abs().max())
 
 
 @pytest.fixture(scope='module')

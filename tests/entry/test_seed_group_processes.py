@@ -2,7 +2,6 @@
 driver's one display and end line, a signal to the driver, a worker killed, and resume after each."""
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -21,23 +20,10 @@ from tidal.entry.pipelines import resume, resumed_shares, train
 from tidal.entry.result import GroupResult
 from tidal.worker.checkpoint import load_checkpoint
 
+from group_runs import assert_same_model, final_model, returns  # tests/entry is on sys.path
+
 STEPS = 2048
 SHORT = 1024  # two PPO rollouts and their updates
-
-
-def returns(run_dir):
-    with open(run_dir / 'evals.csv') as file:
-        return [float(row['return_mean']) for row in csv.DictReader(file)]
-
-
-def final_model(run_dir):
-    return load_checkpoint(run_dir / 'ckpt' / 'latest.pt')['policy']['model']
-
-
-def assert_same_model(a, b, tol):
-    assert a.keys() == b.keys()
-    for key in a:
-        assert torch.allclose(a[key], b[key], atol=tol, rtol=0), (key, (a[key] - b[key]).abs().max())
 
 
 def test_split_seeds_into_near_equal_consecutive_shares():

@@ -3,29 +3,19 @@ make one): the same results as the group on this machine, and a node removed mid
 resume."""
 from __future__ import annotations
 
-import csv
 import threading
 import time
 
 import pytest
-import torch
 
 pytest.importorskip('ray')
 
 from tidal.entry.group_run import GroupIncomplete  # noqa: E402
 from tidal.entry.pipelines import resume, train  # noqa: E402
-from tidal.worker.checkpoint import load_checkpoint  # noqa: E402
+
+from group_runs import assert_same_model, final_model, returns  # noqa: E402  (tests/entry is on sys.path)
 
 STEPS = 2048
-
-
-def returns(run_dir):
-    with open(run_dir / 'evals.csv') as file:
-        return [float(row['return_mean']) for row in csv.DictReader(file)]
-
-
-def final_model(run_dir):
-    return load_checkpoint(run_dir / 'ckpt' / 'latest.pt')['policy']['model']
 
 
 @pytest.fixture
@@ -62,8 +52,7 @@ def test_a_group_on_two_ray_nodes_equals_the_group_on_this_machine(two_nodes, tm
     for seed in (0, 1, 2):
         here, there = tmp_path / 'here' / f'seed_{seed}', tmp_path / 'ray' / f'seed_{seed}'
         assert returns(there) == returns(here), seed
-        for key, value in final_model(there).items():
-            assert torch.allclose(value, final_model(here)[key], atol=1e-5, rtol=0), key
+        assert_same_model(final_model(there), final_model(here), 1e-5)
 
 
 def test_a_node_removed_mid_run_leaves_its_seeds_for_resume(two_nodes, tmp_path, capsys):
