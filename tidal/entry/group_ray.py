@@ -127,8 +127,7 @@ def train_share(group_dir: str, seeds: list[int], index: int, control: Any) -> A
     """A Ray task: train one share where Ray placed it. Returns 0 (ended), a signal number (stopped, its seeds
     checkpointed) or an error message (its seeds could not be built)."""
     import ray
-    from tidal.entry.run import RunInterrupted
-    from tidal.entry.seed_group import SeedGroup
+    from tidal.entry.seed_group import SeedGroup, train_reporting
     if not (Path(group_dir) / 'group.json').is_file():
         return (f"the group folder '{group_dir}' is not on node {ray.util.get_node_ip_address()}: a group on Ray "
                 f"needs its folder on storage every node shares")
@@ -144,12 +143,4 @@ def train_share(group_dir: str, seeds: list[int], index: int, control: Any) -> A
             live = [] if final else group.live_seeds()
             if ray.get(control.report.remote(index, steps, live)) and not final:
                 group.request_stop(signal.SIGTERM)
-    try:
-        on_round(group.env_steps())
-        try:
-            group.train(on_round=on_round)
-        finally:
-            on_round(group.env_steps(), final=True)
-    except RunInterrupted as err:
-        return err.signum
-    return 0
+    return train_reporting(group, on_round) or 0

@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -27,8 +27,9 @@ from tidal.base.errors import TidalError
 from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_summary
 from tidal.entry.group_shares import ShareExit, ShareRunner, seed_list
 from tidal.entry.result import GroupResult
-from tidal.entry.run import RunInterrupted, run_header
-from tidal.entry.seed_group import SeedGroup
+from tidal.entry.run import run_header
+from tidal.entry.seed_group import SeedGroup, group_interrupted
+from tidal.worker.distributed import handle_signals
 from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
 from tidal.worker.run_groups import expand_seed_groups, read_group, seed_folder
@@ -44,18 +45,20 @@ class GroupIncomplete(TidalError):
 
 
 def drive_group(group_dir: Path, shares: Sequence[Sequence[int]], cfg: EasyDict, why: str, progress: bool,
-                runner: Optional[ShareRunner] = None, fresh: bool = False) -> GroupResult:
-    """Train every share of the group to its end: in this process when there is one share and no `runner`, else
-    each by `runner` (processes on this machine, or Ray tasks). `cfg` is any seed's config (for the header),
-    `why` says how the split was chosen. A `fresh` group's folder is removed again if its seeds cannot be built
-    (a bad config value, an env that fails to start). Returns every seed's result, in group.json's order."""
+                runner: Optional[ShareRunner] = None, fresh: bool = False,
+                loaded: Optional[Mapping[int, Optional[dict[str, Any]]]] = None) -> GroupResult:
+    """Train every share of the group to its end: in this process when `trains_here`, else each by `runner` (or
+    processes on this machine). `cfg` is any seed's config (for the header), `why` says how the split was chosen,
+    `loaded` the seeds' checkpoints a resume already read (used where the group trains here). A `fresh` group's
+    folder is removed again if its seeds cannot be built (a bad config value, an env that fails to start).
+    Returns every seed's result, in group.json's order."""
     seeds = [seed for share in shares for seed in share]
     print(f"tidal: training {cfg.policy.type} on {cfg.env.env_id}, seeds {seed_list(seeds)} in {group_dir}: "
           f"{split_words(shares, why)}, {run_header(cfg, policy_device(cfg.policy))}", flush=True)
     display = GroupDisplay(group_dir, read_group(group_dir)['max_env_step'], len(seeds), progress)
     try:
-        if runner is None and len(shares) == 1:
-            _train_here(group_dir, shares[0], display)
+        if trains_here(shares, runner):
+            _train_here(group_dir, shares[0], display, loaded)
         else:
             _train_shares(group_dir, shares, runner or _local_runner(cfg), display)
     except NotBuilt as err:
@@ -69,6 +72,11 @@ def drive_group(group_dir: Path, shares: Sequence[Sequence[int]], cfg: EasyDict,
         display.close()
     print(f'tidal: {group_end_line(group_dir, display.summary)}', flush=True)
     return group_result(group_dir)
+
+
+def trains_here(shares: Sequence[Sequence[int]], runner: Optional[ShareRunner]) -> bool:
+    """Whether the group trains in the process that drives it: one share, and no runner (Ray) to hand it to."""
+    return runner is None and len(shares) == 1
 
 
 def split_words(shares: Sequence[Sequence[int]], why: str) -> str:
@@ -146,10 +154,11 @@ class NotBuilt(Exception):
     """The group's seeds could not be built (their cause, or the message of a worker's error): nothing trained."""
 
 
-def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay) -> None:
+def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay,
+                loaded: Optional[Mapping[int, Optional[dict[str, Any]]]]) -> None:
     """One share, in this process."""
     try:
-        group = SeedGroup.from_folders(group_dir, seeds)
+        group = SeedGroup.from_folders(group_dir, seeds, loaded)
     except BaseException as err:
         raise NotBuilt() from err
     display.update(group.env_steps())
@@ -176,7 +185,7 @@ def _train_shares(group_dir: Path, shares: Sequence[Sequence[int]], runner: Shar
             raise KeyboardInterrupt  # a second Ctrl-C: stop at once (the finally below kills the workers)
         signum.append(received)
         runner.stop_all()
-    restore = _catch(handle)
+    restore = handle_signals(handle)
     try:
         runner.start(group_dir, shares)
         exits = runner.wait(display.update, display.write)
@@ -193,23 +202,8 @@ def _train_shares(group_dir: Path, shares: Sequence[Sequence[int]], runner: Shar
             display.write(f'tidal: seed {seed} stopped: {share.died}; its last checkpoint is kept', error=True)
     stop = signum[0] if signum else next((share.signum for share in interrupted if share.signum), None)
     if stop is not None:
-        raise RunInterrupted(f'{signal.Signals(stop).name}: every seed saved a checkpoint; continue with: '
-                             f'tidal resume {group_dir}', stop)
+        raise group_interrupted(group_dir, stop)
     if lost:
         stopped = [seed for share in lost for seed in share.live]
         raise GroupIncomplete(f"group '{group_dir}' is incomplete: {len(stopped)} of its seeds stopped short "
                               f"({seed_list(stopped)}); continue them with: tidal resume {group_dir}")
-
-
-def _catch(handle: Callable[[int, Any], None]) -> Callable[[], None]:
-    """`handle` for SIGTERM and SIGINT in this (main) thread; returns what puts the previous handlers back."""
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
-
-    def restore() -> None:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return restore
-

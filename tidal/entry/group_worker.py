@@ -64,8 +64,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     out = os.fdopen(args.progress_fd, 'w')
     from tidal.base.errors import TidalError
-    from tidal.entry.run import RunInterrupted
-    from tidal.entry.seed_group import SeedGroup
+    from tidal.entry.seed_group import SeedGroup, train_reporting
     try:
         group = SeedGroup.from_folders(args.group_dir, [int(seed) for seed in args.seeds.split(',')])
     except TidalError as err:  # before any seed trained: the driver raises it as the group's error
@@ -73,18 +72,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out.flush()
         return 2
     try:
-        report = Reporter(out, group)
-        report(group.env_steps())
-        try:
-            group.train(on_round=report)
-        finally:
-            report(group.env_steps(), final=True)
-    except RunInterrupted as err:
-        return 128 + err.signum
+        signum = train_reporting(group, Reporter(out, group))
     except TidalError as err:
         print(f'tidal: error: {err}', file=sys.stderr)
         return 2
-    return 0
+    return 0 if signum is None else 128 + signum
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@ from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.resume_budget import Budget, resumed_budget
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
-from tidal.entry.group_run import drive_group
+from tidal.entry.group_run import drive_group, trains_here
 from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds
 from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints
 from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder, write_group
@@ -186,8 +186,12 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
     if len(shares) > len([share for share in spec.get('shares', [spec['seeds']]) if set(share) & set(states)]):
         print(f"tidal: some seeds of '{group_dir}' were checkpointed at other env steps than the rest of their share "
               f"(one was resumed alone?); each env step's seeds resume as a share of their own", flush=True)
-    cfg = pending[0][0]
-    return drive_group(group_dir, shares, cfg, 'as the group was split', progress, group_runner(cfg))
+    cfg, runner = pending[0][0], group_runner(pending[0][0])
+    # the checkpoints read above serve a group trained here; processes of their own read their seeds' again, and
+    # this process lets go of them (a replay in each: they may be large)
+    loaded = states if trains_here(shares, runner) else None
+    del pending, states, state
+    return drive_group(group_dir, shares, cfg, 'as the group was split', progress, runner, loaded=loaded)
 
 
 def resumed_shares(spec: dict[str, Any], states: Mapping[int, Optional[dict[str, Any]]]) -> list[list[int]]:

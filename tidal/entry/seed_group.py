@@ -22,7 +22,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -169,9 +169,7 @@ class SeedGroup:
             self._commit()
         interrupted = [member.interrupted for member in self.members if member.interrupted is not None]
         if interrupted:
-            signum = interrupted[0].signum
-            raise RunInterrupted(f'{signal.Signals(signum).name}: every seed saved a checkpoint; continue with: '
-                                 f'tidal resume {self.group_dir}', signum)
+            raise group_interrupted(self.group_dir, interrupted[0].signum)
         return [member.run.policy for member in self.members]
 
     def env_steps(self) -> dict[int, int]:
@@ -187,9 +185,11 @@ class SeedGroup:
             member.run.lockstep.signum = signum
 
     @classmethod
-    def from_folders(cls, group_dir: Path, seeds: Sequence[int]) -> SeedGroup:
+    def from_folders(cls, group_dir: Path, seeds: Sequence[int],
+                     loaded: Optional[Mapping[int, Optional[dict[str, Any]]]] = None) -> SeedGroup:
         """The seeds `seeds` of a group folder as their folders hold them: each seed's saved config, its latest
-        checkpoint where it has one (a resumed seed), the group's budget from group.json."""
+        checkpoint where it has one (a resumed seed; `loaded`: the checkpoints already read, by seed), the group's
+        budget from group.json."""
         spec = read_group(group_dir)
         cfgs, run_dirs, states = [], [], []
         for seed in seeds:
@@ -197,7 +197,10 @@ class SeedGroup:
             cfgs.append(load_config(read_config(str(run_dir / 'config.yaml'))))
             latest = run_dir / 'ckpt' / LATEST
             run_dirs.append(run_dir)
-            states.append(load_checkpoint(latest) if latest.is_file() else None)
+            if loaded is not None and seed in loaded:
+                states.append(loaded[seed])
+            else:
+                states.append(load_checkpoint(latest) if latest.is_file() else None)
         feed_cls = feed_class(policy_class(cfgs[0].policy.type, cfgs[0].policy))
         return cls(cfgs, run_dirs, group_dir, feed_cls, spec['max_env_step'], spec['max_train_iter'],
                    resume_states=states)
@@ -376,6 +379,26 @@ class SeedGroup:
             episodes = runs[index]
             if member.live and episodes is not None:
                 member.run.evaluator.hand(member.run.learner.train_iter, member.run.env_step, episodes.result())
+
+
+def train_reporting(group: SeedGroup, report: Callable[..., None]) -> Optional[int]:
+    """Train a share of a group in a process of its own, `report(steps)` hearing its seeds' env steps at the start
+    and after each round, and `report(steps, final=True)` at the end however it ended. Returns None when it ended,
+    the signal's number when a signal stopped it (every seed checkpointed)."""
+    report(group.env_steps())
+    try:
+        group.train(on_round=report)
+    except RunInterrupted as err:
+        return err.signum
+    finally:
+        report(group.env_steps(), final=True)
+    return None
+
+
+def group_interrupted(group_dir: Path, signum: int) -> RunInterrupted:
+    """What a group stopped by `signum` raises, every seed checkpointed."""
+    return RunInterrupted(f'{signal.Signals(signum).name}: every seed saved a checkpoint; continue with: '
+                          f'tidal resume {group_dir}', signum)
 
 
 def recover_checkpoints(group_dir: Path, run_dirs: Sequence[Path]) -> None:

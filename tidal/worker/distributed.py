@@ -284,14 +284,19 @@ class Lockstep:
 def catch_signals(locksteps: Sequence[Lockstep]) -> Callable[[], None]:
     """Make SIGTERM and SIGINT reach every lockstep (the runs of a seed group: each saves at its next decision and
     stops), a second SIGINT stop at once; returns what puts the previous handlers back. Only the main thread can."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
     def handle(signum: int, frame: Any) -> None:
         if signum == signal.SIGINT and any(lockstep.signum is not None for lockstep in locksteps):
             raise KeyboardInterrupt
         for lockstep in locksteps:
             lockstep.signum = signum
+    return handle_signals(handle)
+
+
+def handle_signals(handle: Callable[[int, Any], None]) -> Callable[[], None]:
+    """`handle` for SIGTERM and SIGINT; returns what puts the previous handlers back. Only the main thread can
+    set handlers: elsewhere nothing is set."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
     previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGTERM, signal.SIGINT)}
 
     def restore() -> None:
