@@ -6,7 +6,8 @@ is switched off):
 1. separate: `tidal train CONFIG -s K` for K in 0..N-1, two processes at a time, one core and one torch thread
    each: the way seeds are run without a group;
 2. grouped: `tidal train CONFIG --seeds N` as it picks its split (one process per usable core, each stacking its
-   share of the seeds, one torch thread each);
+   share of the seeds or, for an update too large for stacking to pay on a CPU, training them in turn; one torch
+   thread each); grouped_stacked: the same split with every process stacking (`seed_group.share=stacked`);
 3. grouped_1p: the group in one process with one torch thread (`--processes 1`), and grouped_2t: one process
    with two torch threads; grouped_4p: four processes, two per core (where the split stops paying).
 Reported: wall clock from the first start to the last end, env steps/s over all seeds, learner updates/s,
@@ -32,9 +33,12 @@ from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lane
 from report import plot_curves, seed_summary
 
 OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
-#: the grouped sides: (processes, torch threads per process, label); processes 0 is the group's own choice
-GROUPED = {'grouped': (0, 1, 'its own split: one process per core'), 'grouped_1p': (1, 1, '1 process, 1 thread'),
-           'grouped_2t': (1, 2, '1 process, 2 threads'), 'grouped_4p': (4, 1, '4 processes, 2 per core')}
+#: the grouped sides: (processes, torch threads per process, label, overrides); processes 0 is the group's own
+#: choice
+GROUPED = {'grouped': (0, 1, 'its own split: one process per core', ()),
+           'grouped_stacked': (0, 1, 'one process per core, each stacking its seeds', ('seed_group.share=stacked',)),
+           'grouped_1p': (1, 1, '1 process, 1 thread', ()), 'grouped_2t': (1, 2, '1 process, 2 threads', ()),
+           'grouped_4p': (4, 1, '4 processes, 2 per core', ())}
 SIDES = ('separate', *GROUPED)
 DEFAULT_SIDES = ('separate', 'grouped', 'grouped_1p')
 RETURN_RTOL = 1e-6  # eval returns of the same run on both sides agree to this
@@ -57,14 +61,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def group_command(config: str, seeds: int, steps: int, run_dir: Path, processes: int, threads: int) -> list[str]:
+def group_command(config: str, seeds: int, steps: int, run_dir: Path, processes: int, threads: int,
+                  extra: tuple[str, ...] = ()) -> list[str]:
     """A grouped side: `processes` processes (0: the group's choice), `threads` torch threads each (the config's
     `torch_threads`, 1 by default, would override the thread count of the environment)."""
     cmd = [*TIDAL_CMD, 'train', config, '--seeds', str(seeds), '--max-env-step', str(steps),
            '--exp-name', display_path(run_dir), '--no-progress', '--set', f'torch_threads={threads}']
     if processes:
         cmd += ['--processes', str(processes)]
-    for item in OVERRIDES:
+    for item in (*OVERRIDES, *extra):
         cmd += ['--set', item]
     return cmd
 
@@ -90,12 +95,12 @@ def run(args: argparse.Namespace) -> dict[str, float]:
                         args.out / 'runs' / 'separate' / f'seed_{seed}') for seed in range(args.seeds)]
         walls['separate'] = timed(f'{args.seeds} processes, two at a time, one core each',
                                   [separate[0::2], separate[1::2]], threads=1)
-    for side, (processes, threads, label) in GROUPED.items():
+    for side, (processes, threads, label, extra) in GROUPED.items():
         if side not in args.sides:
             continue
         run_dir = args.out / 'runs' / side
         job = Job(f'--seeds {args.seeds}', group_command(args.config, args.seeds, args.steps, run_dir, processes,
-                                                         threads), run_dir)
+                                                         threads, extra), run_dir)
         # not pinned: the group's processes spread over the cores themselves
         walls[side] = timed(f'--seeds {args.seeds}, {label}', [[job]], threads=threads, pin=False)
     walls_file.write_text(json.dumps(walls, indent=2) + '\n')
@@ -140,7 +145,7 @@ def report(args: argparse.Namespace) -> None:
         side['throughput_vs_separate'] = base / side['wall_s']
     (args.out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
     labels = {'separate': f'{args.seeds} processes, 2 at a time (1 core each)',
-              **{side: f'--seeds {args.seeds}, {label}' for side, (_, _, label) in GROUPED.items()}}
+              **{side: f'--seeds {args.seeds}, {label}' for side, (_, _, label, _) in GROUPED.items()}}
     lines = ['| side | wall clock | env steps/s (all seeds) | updates/s | throughput vs separate | final eval return: '
              'median, IQM [95% CI] | eval returns equal to the separate runs\' (to 1e-6) up to (median over seeds) |', '|---|---|---|---|---|---|---|']
     for side, row in results['sides'].items():

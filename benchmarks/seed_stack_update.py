@@ -4,12 +4,17 @@ The same policies, batches and noise on both sides, one torch thread unless `--t
 networks, minibatches of 128) and `pendulum_sac`'s SAC update (256x256, batches of 256), the learner part of
 `benchmarks/seed_group.py`'s end-to-end comparison. Gain = time of the S separate updates / time of one stacked.
 
-    python benchmarks/seed_stack_update.py [--seeds 1 4 8] [--repeats 50] [--threads 1]
+With `--widths`, both networks' hidden layers are set to each width in turn (two layers of it), and each row
+also gives the update's size per seed, its model's parameters times its batch rows: where stacking stops paying
+on this CPU, which `tidal.entry.group_shares.stacking_pays` takes as its bound.
+
+    python benchmarks/seed_stack_update.py [--seeds 1 4 8] [--repeats 50] [--threads 1] [--widths 32 64 128 256]
 """
 import argparse
 import json
 import time
 from pathlib import Path
+from typing import Optional
 
 import torch
 
@@ -34,6 +39,8 @@ def sac_batch(generator: torch.Generator, rows: int = 256) -> dict:
 
 
 CASES = {'cartpole_ppo': ppo_batch, 'pendulum_sac': sac_batch}
+WIDTH_KEYS = {'cartpole_ppo': ['encoder_hidden_sizes'], 'pendulum_sac': ['actor_hidden_sizes', 'critic_hidden_sizes']}
+BATCH_ROWS = {'cartpole_ppo': 128, 'pendulum_sac': 256}
 
 
 def seconds_per_call(fn, repeats: int) -> float:
@@ -45,8 +52,9 @@ def seconds_per_call(fn, repeats: int) -> float:
     return (time.perf_counter() - start) / repeats
 
 
-def measure(config: str, seeds: int, repeats: int) -> dict:
-    cfg = load_config(config)
+def measure(config: str, seeds: int, repeats: int, width: Optional[int] = None) -> dict:
+    overrides = [] if width is None else [f'policy.model.{key}=[{width},{width}]' for key in WIDTH_KEYS[config]]
+    cfg = load_config(config, overrides=overrides)
 
     def policies() -> list:
         built = []
@@ -66,8 +74,9 @@ def measure(config: str, seeds: int, repeats: int) -> dict:
         copies = [dict(batch) for batch in batches]
         stack.update([policy.learn_mode.plan(batch) for policy, batch in zip(group, copies)], copies)
     separate_s, stacked_s = seconds_per_call(separate, repeats), seconds_per_call(stacked, repeats)
-    return {'config': config, 'seeds': seeds, 'separate_ms': separate_s * 1e3, 'stacked_ms': stacked_s * 1e3,
-            'gain': separate_s / stacked_s}
+    params = sum(parameter.numel() for parameter in alone[0]._model.parameters())
+    return {'config': config, 'seeds': seeds, 'width': width, 'params_x_batch': params * BATCH_ROWS[config],
+            'separate_ms': separate_s * 1e3, 'stacked_ms': stacked_s * 1e3, 'gain': separate_s / stacked_s}
 
 
 def main() -> None:
@@ -75,17 +84,22 @@ def main() -> None:
     parser.add_argument('--seeds', type=int, nargs='+', default=[1, 4, 8])
     parser.add_argument('--repeats', type=int, default=50)
     parser.add_argument('--threads', type=int, default=1, help='torch threads of both sides')
+    parser.add_argument('--widths', type=int, nargs='*', default=None, help='hidden widths to sweep')
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    rows = [measure(config, seeds, args.repeats) for config in CASES for seeds in args.seeds]
+    rows = [measure(config, seeds, args.repeats, width) for config in CASES for width in args.widths or [None]
+            for seeds in args.seeds]
     out = OUT if args.threads == 1 else OUT.with_name(f'{OUT.stem}_{args.threads}threads.json')
+    if args.widths:
+        out = out.with_name(f'{out.stem}_widths.json')
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=2) + '\n')
-    print('| config | seeds | S separate updates (ms) | one stacked update (ms) | gain |')
-    print('|---|---|---|---|---|')
+    print('| config | hidden width | parameters x batch rows | seeds | S separate updates (ms) | one stacked update (ms) '
+          '| gain |')
+    print('|---|---|---|---|---|---|---|')
     for row in rows:
-        print(f"| {row['config']} | {row['seeds']} | {row['separate_ms']:.2f} | {row['stacked_ms']:.2f} | "
-              f"{row['gain']:.2f}x |")
+        print(f"| {row['config']} | {row['width'] or 'its own'} | {row['params_x_batch'] / 1e6:.1f}M | {row['seeds']} "
+              f"| {row['separate_ms']:.2f} | {row['stacked_ms']:.2f} | {row['gain']:.2f}x |")
 
 
 if __name__ == '__main__':

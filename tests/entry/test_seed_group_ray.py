@@ -47,7 +47,7 @@ def test_a_group_on_two_ray_nodes_equals_the_group_on_this_machine(two_nodes, tm
     result = train('cartpole_ppo', seeds=[0, 1, 2], max_env_step=STEPS, progress=False,
                    overrides=on_ray(cluster, tmp_path / 'ray'))
     out = capsys.readouterr().out
-    assert '2 processes of 2 or 1 seeds (seed_group.processes, on Ray)' in out.splitlines()[0]
+    assert '2 processes of 2 or 1 seeds each, stacked (seed_group.processes, on Ray; ' in out.splitlines()[0]
     assert [run.run_dir.name for run in result.runs] == ['seed_0', 'seed_1', 'seed_2']
     for seed in (0, 1, 2):
         here, there = tmp_path / 'here' / f'seed_{seed}', tmp_path / 'ray' / f'seed_{seed}'

@@ -72,6 +72,11 @@ class RunConfig:
             # (bool) Run the group's processes as Ray tasks on the cluster `ray.address` names, each placed by its
             # CPU (or GPU) needs; the group folder must then be on storage that every node shares.
             on_ray=False,
+            # (str in {'auto', 'stacked', 'in_turn'}) How each process trains its share: 'stacked', the seeds'
+            # updates made together over weights stacked along a seed dimension; 'in_turn', one seed after another,
+            # each the plain run that -s SEED makes; 'auto' stacks unless the update is too large for stacking to
+            # pay on a CPU (its model's parameters times its batch rows above 24M; always stacked on cuda).
+            share='auto',
         ),
         ray=dict(
             # (str) The Ray cluster: '' starts a local Ray in this process; 'auto' joins the cluster this

@@ -127,12 +127,12 @@ def train_share(group_dir: str, seeds: list[int], index: int, control: Any) -> A
     """A Ray task: train one share where Ray placed it. Returns 0 (ended), a signal number (stopped, its seeds
     checkpointed) or an error message (its seeds could not be built)."""
     import ray
-    from tidal.entry.seed_group import SeedGroup, train_reporting
+    from tidal.entry.seed_turns import share_from_folders, train_reporting
     if not (Path(group_dir) / 'group.json').is_file():
         return (f"the group folder '{group_dir}' is not on node {ray.util.get_node_ip_address()}: a group on Ray "
                 f"needs its folder on storage every node shares")
     try:
-        group = SeedGroup.from_folders(Path(group_dir), seeds)
+        group = share_from_folders(Path(group_dir), seeds)
     except TidalError as err:
         return str(err)
     last = [-float('inf')]

@@ -28,7 +28,8 @@ from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_sum
 from tidal.entry.group_shares import ShareExit, ShareRunner, seed_list
 from tidal.entry.result import GroupResult
 from tidal.entry.run import run_header
-from tidal.entry.seed_group import SeedGroup, group_interrupted
+from tidal.entry.seed_group import group_interrupted
+from tidal.entry.seed_turns import share_from_folders
 from tidal.worker.distributed import handle_signals
 from tidal.worker.logger import write_summary
 from tidal.worker.plot import plot_curves
@@ -53,9 +54,11 @@ def drive_group(group_dir: Path, shares: Sequence[Sequence[int]], cfg: EasyDict,
     folder is removed again if its seeds cannot be built (a bad config value, an env that fails to start).
     Returns every seed's result, in group.json's order."""
     seeds = [seed for share in shares for seed in share]
+    spec = read_group(group_dir)
     print(f"tidal: training {cfg.policy.type} on {cfg.env.env_id}, seeds {seed_list(seeds)} in {group_dir}: "
-          f"{split_words(shares, why)}, {run_header(cfg, policy_device(cfg.policy))}", flush=True)
-    display = GroupDisplay(group_dir, read_group(group_dir)['max_env_step'], len(seeds), progress)
+          f"{split_words(shares, spec.get('stacked', True), why)}, {run_header(cfg, policy_device(cfg.policy))}",
+          flush=True)
+    display = GroupDisplay(group_dir, spec['max_env_step'], len(seeds), progress)
     try:
         if trains_here(shares, runner):
             _train_here(group_dir, shares[0], display, loaded)
@@ -79,13 +82,14 @@ def trains_here(shares: Sequence[Sequence[int]], runner: Optional[ShareRunner]) 
     return runner is None and len(shares) == 1
 
 
-def split_words(shares: Sequence[Sequence[int]], why: str) -> str:
-    """'1 process', or '2 processes of 4 seeds (one per usable core)', in words for the header."""
-    if len(shares) == 1:
-        return f'1 process ({why})' if why else '1 process'
+def split_words(shares: Sequence[Sequence[int]], stacked: bool, why: str) -> str:
+    """'1 process, stacked', or '2 processes of 4 seeds each in turn (one per usable core; ...)', in words for the
+    header."""
+    form = 'stacked' if stacked else 'in turn'
     sizes = sorted({len(share) for share in shares}, reverse=True)
     each = f'{sizes[0]} seeds' if len(sizes) == 1 else ' or '.join(map(str, sizes)) + ' seeds'
-    return f"{len(shares)} processes of {each}{f' ({why})' if why else ''}"
+    split = '1 process' if len(shares) == 1 else f'{len(shares)} processes of {each} each'
+    return f"{split}, {form}{f' ({why})' if why else ''}"
 
 
 def group_result(group_dir: Path) -> GroupResult:
@@ -158,7 +162,7 @@ def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay,
                 loaded: Optional[Mapping[int, Optional[dict[str, Any]]]]) -> None:
     """One share, in this process."""
     try:
-        group = SeedGroup.from_folders(group_dir, seeds, loaded)
+        group = share_from_folders(group_dir, seeds, loaded)
     except BaseException as err:
         raise NotBuilt() from err
     display.update(group.env_steps())
@@ -166,7 +170,7 @@ def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay,
         group.train(on_round=display.update)
     finally:
         display.update(group.env_steps())
-        display.close([member.run for member in group.members])
+        display.close(group.runs())
 
 
 def _local_runner(cfg: EasyDict) -> ShareRunner:

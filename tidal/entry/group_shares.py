@@ -55,6 +55,35 @@ def split_seeds(seeds: Sequence[int], parts: int) -> list[list[int]]:
     return shares
 
 
+STACK_BOUND = 24_000_000  # parameters x batch rows above which a stacked CPU update costs more than separate ones
+
+
+def stacking_pays(cfg: EasyDict) -> tuple[bool, str]:
+    """Whether a group's processes stack their seeds (else they train them in turn), and why, in words for the
+    header. `seed_group.share` decides when set; on cuda stacking always pays (it saves kernel launches). On a
+    CPU it pays while the update is small: its model's parameters times its batch rows at most STACK_BOUND, where
+    one stacked update of 4 seeds stopped costing less than 4 separate ones (results.md section 22)."""
+    share = cfg.get('seed_group', {}).get('share', 'auto')
+    if share != 'auto':
+        return share == 'stacked', 'seed_group.share'
+    if policy_device(cfg.policy).type == 'cuda':
+        return True, 'on cuda'
+    size = update_size(cfg)
+    words = f'{size / 1e6:.1f}M parameters x batch rows per update'
+    if size <= STACK_BOUND:
+        return True, f'{words}, at most {STACK_BOUND / 1e6:.0f}M'
+    return False, f'{words}: above {STACK_BOUND / 1e6:.0f}M stacking does not pay on a CPU'
+
+
+def update_size(cfg: EasyDict) -> int:
+    """The size of one update of the config's policy: its model's parameters times the rows of a batch (a
+    minibatch, for an on-policy learner). The model alone is built, without its optimizers."""
+    from tidal.registry import policy_class
+    policy = policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=())
+    params = sum(parameter.numel() for parameter in policy.model.parameters())
+    return params * int(cfg.policy.get('learn', {}).get('batch_size', 1) or 1)
+
+
 def usable_cpus() -> int:
     """The cores this process may run on (its CPU affinity, which a cluster's scheduler or taskset narrows)."""
     if hasattr(os, 'sched_getaffinity'):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Optional, Sequence
 
 if TYPE_CHECKING:
-    from tidal.entry.seed_group import SeedGroup
+    from tidal.entry.seed_turns import Share
 
 REPORT_EVERY_S = 0.25  # at most this often, unless a seed ended
 
@@ -27,7 +27,7 @@ class Reporter:
     """Writes the share's progress to the driver; hears from the broken pipe (or a new parent) that the driver
     is gone."""
 
-    def __init__(self, out: IO[str], group: 'SeedGroup') -> None:
+    def __init__(self, out: IO[str], group: 'Share') -> None:
         self.out, self.group = out, group
         self.parent = os.getppid()
         self.last = -float('inf')
@@ -64,9 +64,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     out = os.fdopen(args.progress_fd, 'w')
     from tidal.base.errors import TidalError
-    from tidal.entry.seed_group import SeedGroup, train_reporting
+    from tidal.entry.seed_turns import share_from_folders, train_reporting
     try:
-        group = SeedGroup.from_folders(args.group_dir, [int(seed) for seed in args.seeds.split(',')])
+        group = share_from_folders(args.group_dir, [int(seed) for seed in args.seeds.split(',')])
     except TidalError as err:  # before any seed trained: the driver raises it as the group's error
         out.write(json.dumps({'error': str(err)}) + '\n')
         out.flush()

@@ -17,7 +17,7 @@ from tidal.config.compiler import checked_seed
 from tidal.entry.resume_budget import Budget, resumed_budget
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
 from tidal.entry.group_run import drive_group, trains_here
-from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds
+from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds, stacking_pays
 from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints
 from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder, write_group
 from tidal.entry.run import Run
@@ -115,10 +115,11 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
     runner = group_runner(first)
     count, why = runner.processes(first, len(seeds)) if runner else local_processes(first, len(seeds))
     shares = split_seeds(seeds, count)
+    stacked, how = stacking_pays(first)
     try:
         group_dir = new_run_dir(first.exp_name)
         write_group(group_dir, {'seeds': seeds, 'max_env_step': max_env_step, 'max_train_iter': max_train_iter,
-                                'shares': shares})
+                                'shares': shares, 'stacked': stacked})
     except OSError as err:
         raise TidalError(f"cannot write the group folder '{first.exp_name}' (exp_name): {err.strerror or err}") from err
     try:
@@ -130,7 +131,7 @@ def train_group(input_cfg: ConfigInput, seeds: Sequence[int], max_env_step: Opti
     except BaseException:
         shutil.rmtree(group_dir, ignore_errors=True)
         raise
-    return drive_group(group_dir, shares, cfgs[0], why, progress, runner, fresh=True)
+    return drive_group(group_dir, shares, cfgs[0], f'{why}; {how}', progress, runner, fresh=True)
 
 
 def group_runner(cfg: EasyDict) -> Optional[ShareRunner]:
@@ -167,9 +168,10 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
         cfg = load_config(read_config(str(run_dir / 'config.yaml')))
         latest = run_dir / 'ckpt' / 'latest.pt'
         state = load_checkpoint(latest) if latest.is_file() else None
-        if state is None:
+        if state is None and (run_dir / 'log.txt').is_file():  # else its turn had not come (a group in turn)
             print(f"tidal: seed {seed} of '{group_dir}' stopped before its first checkpoint; it starts again from "
                   f"the beginning", flush=True)
+        if state is None:
             _clear_partial(run_dir)
         # a new budget may continue a seed its budget had ended (resumed_budget says which, and checks the budget)
         resumable = state is None or (resumed_budget(run_dir, state, new) is not None if new.given
@@ -196,16 +198,20 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
 
 def resumed_shares(spec: dict[str, Any], states: Mapping[int, Optional[dict[str, Any]]]) -> list[list[int]]:
     """The shares a group resumes in: its shares as it was split (one share, for a group from before splits were
-    recorded), each holding its seeds still to train, those checkpointed at one env step together."""
+    recorded), each holding its seeds still to train; a stacked share's seeds checkpointed at one env step
+    together."""
     shares: list[list[int]] = []
     for share in spec.get('shares') or [spec['seeds']]:
+        if not spec.get('stacked', True):  # seeds in turn: each at its own env step
+            shares.append([seed for seed in share if seed in states])
+            continue
         by_step: dict[int, list[int]] = {}
         for seed in share:
             if seed in states:
                 state = states[seed]
                 by_step.setdefault(0 if state is None else state['collector']['env_step'], []).append(seed)
         shares += by_step.values()
-    return shares
+    return [share for share in shares if share]
 
 
 def resume(run_dir: str | os.PathLike, progress: bool = True, max_env_step: Optional[int] = None,

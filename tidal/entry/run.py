@@ -181,12 +181,13 @@ class Run:
         return self.checkpoints.due()
 
     # ----- the loop --------------------------------------------------------------------------
-    def train(self) -> Policy:
+    def train(self, on_step: Optional[Callable[[], None]] = None) -> Policy:
+        """Run to the end; `on_step()` after each feed step (a seed group's worker reports its progress there)."""
         self.begin()
         restore_signals = self.lockstep.catch_signals()
         outcome = 'stopped by an error'
         try:
-            outcome = self._loop()
+            outcome = self._loop(on_step)
             self.conclude(outcome)
         except BaseException as err:
             outcome, error = self.failed(err)
@@ -211,13 +212,15 @@ class Run:
                   f'{self.run_dir}: {header}', flush=True)
         self.report.open_bar(self.max_env_step, self.env_step, self.progress and self.dist.is_main)
 
-    def _loop(self) -> str:
+    def _loop(self, on_step: Optional[Callable[[], None]]) -> str:
         """Run until done; returns why the run ended."""
         while True:
             ended = self.top_of_loop()
             if ended is not None:
                 return ended
             self.feed_step()
+            if on_step is not None:
+                on_step()
 
     def top_of_loop(self) -> Optional[str]:
         """Evaluate, checkpoint and stop where due; returns why the run ended, or None to go on."""

@@ -179,6 +179,10 @@ class SeedGroup:
     def live_seeds(self) -> list[int]:
         return [member.seed for member in self._live()]
 
+    def runs(self) -> list[Run]:
+        """Every seed's run, as it stands."""
+        return [member.run for member in self.members]
+
     def request_stop(self, signum: int) -> None:
         """Have every seed checkpoint at its next decision and stop, as `signum` arriving would."""
         for member in self.members:
@@ -379,20 +383,6 @@ class SeedGroup:
             episodes = runs[index]
             if member.live and episodes is not None:
                 member.run.evaluator.hand(member.run.learner.train_iter, member.run.env_step, episodes.result())
-
-
-def train_reporting(group: SeedGroup, report: Callable[..., None]) -> Optional[int]:
-    """Train a share of a group in a process of its own, `report(steps)` hearing its seeds' env steps at the start
-    and after each round, and `report(steps, final=True)` at the end however it ended. Returns None when it ended,
-    the signal's number when a signal stopped it (every seed checkpointed)."""
-    report(group.env_steps())
-    try:
-        group.train(on_round=report)
-    except RunInterrupted as err:
-        return err.signum
-    finally:
-        report(group.env_steps(), final=True)
-    return None
 
 
 def group_interrupted(group_dir: Path, signum: int) -> RunInterrupted:
