@@ -4,14 +4,18 @@
 Shares of the profiled wall clock: evaluation, collection and stacked updates (the group's three phases), and
 within the first two the env stepping (the env managers' `step`) and the acting forwards; the rest is start-up
 (imports, building the seeds) and bookkeeping (logs, checkpoints, plots). cProfile slows Python-heavy parts
-more than tensor kernels, so the shares are a map of the run, not its speed.
+more than tensor kernels, so its shares are a map of the run, not its speed; `--py-spy` samples the run instead
+(`py-spy record`, 50 samples a second, in the benchmark's own environment: `pip install py-spy`), whose shares of
+the main thread's samples are the run's own.
 
-    python benchmarks/seed_group_profile.py [--config cartpole_ppo] [--seeds 8] [--steps 20480]
+    python benchmarks/seed_group_profile.py [--config cartpole_ppo] [--seeds 8] [--steps 20480] [--py-spy]
 """
 import argparse
 import cProfile
+import collections
 import json
 import pstats
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -44,12 +48,46 @@ def cumulative(stats: pstats.Stats, suffixes: list[str]) -> float:
     return total
 
 
+#: py-spy's frames ('function (path:line)') of each phase, the first that a sample's stack holds counting it
+SAMPLED_PHASES = {
+    'stacked updates': '_update (tidal/entry/seed_group.py', 'evaluation': '_evaluate_together (tidal/entry/seed_group.py',
+    'collection': '_collect_together (tidal/entry/seed_group.py', 'building the seeds': 'from_folders (',
+    'imports': '_find_and_load'}
+SAMPLED_PARTS = {  # across phases
+    'vmapped loss and backward': '_gradient (tidal/worker/seed_stack.py', 'Adam step': 'step (tidal/worker/seed_stack.py',
+    'env stepping (collection and evaluation)': 'step (tidal/envs/env_manager.py',
+    'acting forwards': 'act (tidal/worker/seed_acting.py', 'torch._dynamo import': 'torch/_dynamo/__init__.py'}
+MAIN_THREAD = '<module> (tidal/__main__.py'  # a frame of every sample of the main thread
+
+
+def sampled_shares(command: list[str], raw: Path) -> tuple[int, dict[str, float]]:
+    """Shares of the main thread's py-spy samples of `tidal COMMAND` by phase (the rest: bookkeeping) and part."""
+    subprocess.run(['py-spy', 'record', '-r', '50', '-f', 'raw', '-o', str(raw), '--', sys.executable, '-m',
+                    'tidal', *command], check=True)
+    phases: collections.Counter = collections.Counter()
+    parts: collections.Counter = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(' ')
+        if MAIN_THREAD not in stack:
+            continue
+        samples = int(count)
+        total += samples
+        phase = next((name for name, frame in SAMPLED_PHASES.items() if frame in stack), 'bookkeeping and the rest')
+        phases[phase] += samples
+        for name, frame in SAMPLED_PARTS.items():
+            if frame in stack:
+                parts[name] += samples
+    return total, {name: count / total for name, count in (phases + parts).items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default='cartpole_ppo')
     parser.add_argument('--seeds', type=int, default=8)
     parser.add_argument('--steps', type=int, default=20480)
     parser.add_argument('--out', type=Path, default=OUT)
+    parser.add_argument('--py-spy', action='store_true', help='sample the run with py-spy rather than cProfile')
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -57,6 +95,15 @@ def main(argv: list[str] | None = None) -> None:
         command = ['train', args.config, '--seeds', str(args.seeds), '--max-env-step', str(args.steps),
                    '--exp-name', str(Path(scratch) / 'group'), '--no-progress', '--set', 'env.stop_value=1000000',
                    '--set', 'torch_threads=1', '--processes', '1']  # one share, in this profiled process
+        if args.py_spy:
+            samples, shares = sampled_shares(command, Path(scratch) / 'raw.txt')
+            result = {'config': args.config, 'seeds': args.seeds, 'steps': args.steps, 'sampler': 'py-spy',
+                      'main_thread_samples': samples, 'shares': shares}
+            (args.out / f'{args.config}_{args.seeds}_py-spy.json').write_text(json.dumps(result, indent=2) + '\n')
+            print(f'{args.config}, {args.seeds} seeds x {args.steps} env steps: {samples} samples of the main thread')
+            for label, share in shares.items():
+                print(f'  {label}: {100 * share:.0f}%')
+            return
         profiler = cProfile.Profile()
         profiler.enable()
         tidal_main(command)

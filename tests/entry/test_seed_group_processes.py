@@ -89,7 +89,7 @@ def test_a_seed_trains_the_same_in_whichever_process_holds_it(in_one, tmp_path, 
     group_dir = tmp_path / 'g'
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (f'tidal: training ppo on CartPole-v1, seeds 0-2 in g: 2 processes of 2 or 1 seeds each, '
-                      f'stacked (seed_group.processes; 1.2M parameters x batch rows per update, at most 24M), '
+                      f'stacked (seed_group.processes; 1.2M parameters x batch rows per update, at most 40M), '
                       f'device cpu, collector local, 8 envs (numpy env manager)')
     assert out[-1].startswith('tidal: group of 3 seeds ended; last eval return median')
     assert sum(f'run ended (budget of {SHORT} env steps reached)' in line for line in out) == 3

@@ -75,7 +75,7 @@ class RunConfig:
             # (str in {'auto', 'stacked', 'in_turn'}) How each process trains its share: 'stacked', the seeds'
             # updates made together over weights stacked along a seed dimension; 'in_turn', one seed after another,
             # each the plain run that -s SEED makes; 'auto' stacks unless the update is too large for stacking to
-            # pay on a CPU (its model's parameters times its batch rows above 24M; always stacked on cuda).
+            # pay on a CPU (its model's parameters times its batch rows above 40M; always stacked on cuda).
             share='auto',
         ),
         ray=dict(

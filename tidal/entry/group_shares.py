@@ -55,14 +55,14 @@ def split_seeds(seeds: Sequence[int], parts: int) -> list[list[int]]:
     return shares
 
 
-STACK_BOUND = 24_000_000  # parameters x batch rows above which a stacked CPU update costs more than separate ones
+STACK_BOUND = 40_000_000  # parameters x batch rows above which stacking a CPU update stops paying
 
 
 def stacking_pays(cfg: EasyDict) -> tuple[bool, str]:
     """Whether a group's processes stack their seeds (else they train them in turn), and why, in words for the
     header. `seed_group.share` decides when set; on cuda stacking always pays (it saves kernel launches). On a
-    CPU it pays while the update is small: its model's parameters times its batch rows at most STACK_BOUND, where
-    one stacked update of 4 seeds stopped costing less than 4 separate ones (results.md section 22)."""
+    CPU it pays while the update is small: its model's parameters times its batch rows at most STACK_BOUND (a
+    stacked update of 4 or 8 seeds cost less than the separate ones at 29M, more at 52M: results.md section 22)."""
     share = cfg.get('seed_group', {}).get('share', 'auto')
     if share != 'auto':
         return share == 'stacked', 'seed_group.share'
