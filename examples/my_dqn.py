@@ -65,8 +65,9 @@ class DQNPolicy(Policy):
 
     # ----- learn mode --------------------------------------------------------------------------
     def _init_learn(self):
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate)
-        self._target = copy.deepcopy(self._model).requires_grad_(False)
+        self._optimizer = self.parts.optimizer(
+            'optimizer', torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate))
+        self._target = self.parts.network('target', copy.deepcopy(self._model).requires_grad_(False))
 
     def _forward_learn(self, batch):
         learn = self._cfg.learn
@@ -86,9 +87,6 @@ class DQNPolicy(Policy):
 
     def _monitor_vars_learn(self):
         return ['q_loss', 'q_value']
-
-    def _learn_state(self):
-        return {'target': self._target, 'optimizer': self._optimizer}
 
     # ----- collect mode: epsilon-greedy; the default _process_transition keeps what DQN needs -----
     @torch.no_grad()

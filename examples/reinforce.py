@@ -38,7 +38,9 @@ class ReinforcePolicy(Policy):
 
     # ----- learn mode: one gradient step per batch --------------------------------------------
     def _init_learn(self):
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate)
+        # a part declared once: checkpoints, DDP and seed groups find the optimizer here
+        self._optimizer = self.parts.optimizer(
+            'optimizer', torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate))
 
     def _learn_plan(self, batch):
         # the update as a loss and its optimizer: a seed group (--seeds) stacks it over its seeds
@@ -59,9 +61,6 @@ class ReinforcePolicy(Policy):
 
     def _monitor_vars_learn(self):
         return ['policy_loss', 'value_loss', 'entropy']
-
-    def _learn_state(self):
-        return {'optimizer': self._optimizer}
 
     # ----- collect mode: act, then turn a rollout into training rows --------------------------
     @torch.no_grad()

@@ -47,7 +47,8 @@ class A2CPolicy(OnPolicyActorCritic):
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn
-        self._optimizer = adam(self._model.parameters(), learn.learning_rate, learn.betas, learn.eps)
+        self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(), learn.learning_rate,
+                                                                 learn.betas, learn.eps))
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One step on the A2C loss of a minibatch, its gradient norm clipped to learn.grad_clip_norm."""

@@ -6,7 +6,7 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Protocol
+from typing import Any, Iterable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -15,6 +15,7 @@ from easydict import EasyDict
 from tidal.base.defaults import FreeDict, class_defaults, mro_owners
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
+from tidal.base.parts import Parts, Stateful
 from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.declared import check_rules_declared
@@ -25,13 +26,6 @@ from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
 
-
-class Stateful(Protocol):
-    """A part of the learn state a checkpoint keeps: a module, an optimizer, a temperature, an update count."""
-
-    def state_dict(self) -> Any: ...
-
-    def load_state_dict(self, state: Any) -> Any: ...
 
 
 class Policy:
@@ -177,7 +171,8 @@ class Policy:
                 raise ConfigError(f"unknown policy mode '{field}' in enable_field; choose from {MODES}")
         self._device = policy_device(self._cfg)
         # Any: each algorithm reads its own model's heads (actor, critic, ...); workers see `model` as nn.Module
-        self._model: Any = (model if model is not None else self._build_model()).to(self._device)
+        self._model: Any = self.parts.network('model', (model if model is not None else self._build_model()).to(
+            self._device), acting=True)
         # what the eval mode samples from (eval.deterministic=False): never torch's global generator, which
         # training draws from, so an evaluation neither shifts training nor depends on it
         self._eval_generator = torch.Generator(device=self._device)
@@ -203,25 +198,31 @@ class Policy:
         """The model constructor's keyword arguments from `policy.model`; a policy adds what it fixes."""
         return kwargs
 
+    @property
+    def parts(self) -> Parts:
+        """The policy's declared parts (`tidal.base.parts`): its checkpoint, weight sync and seed stacking follow
+        from them. A policy declares each part where it builds it, before or after `Policy.__init__`."""
+        if '_parts' not in self.__dict__:
+            self._parts = Parts()
+        return self._parts
+
     def running_statistics(self) -> dict[str, RunningMeanStd]:
         """Statistics that acting updates (observation or return normalisers), by their key in `weights`.
 
         A collector in another process updates its own copies; the driver merges them back.
         """
-        return {}
+        return self.parts.of('statistics')
 
     def weights(self) -> dict[str, Any]:
-        """What acting needs, as plain tensors: the networks and the running statistics."""
-        state: dict[str, Any] = {'model': self._model.state_dict()}
-        state.update({name: stats.state_dict() for name, stats in self.running_statistics().items()})
-        return state
+        """What acting needs, as plain tensors: the parts declared `acting` (the model, running statistics, a
+        temperature collection samples with)."""
+        return {key: part.state_dict() for key, part in self.parts.weights().items()}
 
     def load_weights(self, state: dict[str, Any]) -> None:
         """Load what `weights` gives, or the same entries of a learn-mode state dict (a checkpoint's
         'policy' entry)."""
-        self._model.load_state_dict(state['model'])
-        for name, stats in self.running_statistics().items():
-            stats.load_state_dict(state[name])
+        for key, part in self.parts.weights().items():
+            part.load_state_dict(state[key])
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
         """The eval mode's deterministic action as a plain module of this policy's layers (`tidal export`), for
@@ -317,8 +318,9 @@ class Policy:
         return optimizers
 
     def stacked_modules(self) -> dict[str, nn.Module]:
-        """Every module a loss stage reads, by name: a seed group stacks their weights over its seeds."""
-        return {'model': self._model}
+        """Every module a loss stage reads, by name (the declared networks, targets and scalars): a seed group
+        stacks their weights over its seeds."""
+        return self.parts.stacked()
 
     def extra_views(self) -> dict[str, Any]:
         """Views besides the three modes that this policy's data feed needs, by name (PPG: 'aux')."""
@@ -347,10 +349,9 @@ class Policy:
         return []
 
     def _learn_state(self) -> dict[str, Stateful]:
-        """What a checkpoint keeps of the learn mode besides `weights()` (the networks and running statistics), each
-        under its checkpoint key: target networks, temperatures, optimizers, update counts. The learn state dict,
-        its loading and the optimizers to average over learner processes all follow from it."""
-        return {}
+        """What a checkpoint keeps of the learn mode besides `weights()`, each under its checkpoint key: the
+        declared parts acting does not read (target networks, temperatures, optimizers, update counts)."""
+        return self.parts.learn_state()
 
     def _state_dict_learn(self) -> dict[str, Any]:
         return {**self.weights(), **{key: part.state_dict() for key, part in self._learn_state().items()}}
@@ -364,11 +365,11 @@ class Policy:
         pass
 
     def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        """Every optimizer of the learn state (`_learn_state`), for gradient averaging over learner processes (DDP)."""
-        optimizers = [part for part in self._learn_state().values() if isinstance(part, torch.optim.Optimizer)]
+        """Every declared optimizer, for gradient averaging over learner processes (DDP)."""
+        optimizers = self.parts.optimizers()
         if not optimizers:
-            raise NotImplementedError(f'{type(self).__name__} must list its optimizers (_learn_state) to train '
-                                      f'with several learner processes')
+            raise NotImplementedError(f'{type(self).__name__} must declare its optimizers (self.parts.optimizer) to '
+                                      f'train with several learner processes')
         return optimizers
 
     # ----- collect mode ----------------------------------------------------------------------

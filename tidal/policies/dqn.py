@@ -20,7 +20,7 @@ from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork, MaskedArgmax
-from tidal.policies.base import Policy, Stateful
+from tidal.policies.base import Policy
 from tidal.policies.common import (EpsilonClock, UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical,
                                    sample_weight, split_action_mask, td_reward)
 from tidal.registry import POLICY_REGISTRY
@@ -87,9 +87,9 @@ class DQNPolicy(Policy):
     def _init_learn(self) -> None:
         learn = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._optimizer = adam(self._model.parameters(), learn.learning_rate)
-        self._target = TargetNetwork(self._model)
-        self._updates = UpdateCount()  # the clock of the target network's copies
+        self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(), learn.learning_rate))
+        self._target = self.parts.target('target', TargetNetwork(self._model))
+        self._updates = self.parts.counter('updates', UpdateCount())  # the clock of the target network's copies
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch, self._compiled)
@@ -133,14 +133,8 @@ class DQNPolicy(Policy):
         elif self._updates.value % freq == 0:
             self._target.update(1.0)
 
-    def stacked_modules(self) -> dict[str, torch.nn.Module]:
-        return {'model': self._model, 'target': self._target}
-
     def _monitor_vars_learn(self) -> list[str]:
         return ['total_loss', 'q_value', 'target_q_value', 'td_error']
-
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {'target': self._target.net, 'optimizer': self._optimizer, 'updates': self._updates}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _init_collect(self) -> None:

@@ -26,7 +26,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import ConfigError
 from tidal.base.modes import Timestep
 from tidal.policies.base import MODES, Policy
-from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
+from tidal.rl_utils.normalizer import RewardScaler
 
 # the form `policy.learn.target_entropy` takes for a target per action dimension: '-1.61*dim'
 PER_DIM = re.compile(r'(-?[0-9]*\.?[0-9]+)\*dim')
@@ -80,6 +80,7 @@ class MaxEntropyActorCritic(Policy):
         self._reward_scaler: Optional[RewardScaler] = None
         if normalize.get('reward', False):
             self._reward_scaler = RewardScaler(cfg['learn']['discount_factor'], normalize['clip'], policy_device(cfg))
+            self.parts.statistics('reward_rms', self._reward_scaler.return_rms)
         super().__init__(cfg, model, enable_field)
 
     def _configured_target_entropy(self, action_dim: int, default: float) -> float:
@@ -97,13 +98,6 @@ class MaxEntropyActorCritic(Policy):
         return float(configured)
 
     # ----- reward normalisation --------------------------------------------------------------
-    def running_statistics(self) -> dict[str, RunningMeanStd]:
-        """The statistics of the discounted return (normalize.reward), which collection updates."""
-        stats = super().running_statistics()
-        if self._reward_scaler is not None:
-            stats['reward_rms'] = self._reward_scaler.return_rms
-        return stats
-
     def _normalize_reward(self, batch: dict[str, Any]) -> None:
         """Scale the batch's replayed rewards by the return statistics of now (normalize.reward)."""
         if self._reward_scaler is not None:

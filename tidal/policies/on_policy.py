@@ -21,7 +21,7 @@ from torch.distributions import Distribution
 from tidal.base.modes import ActingSteps, EnvLayout, Timestep, no_draw
 from tidal.base.nest import leading_dim, tree_map
 from tidal.models.acting import ActingNetwork, HeadMode
-from tidal.policies.base import MODES, Policy, Stateful
+from tidal.policies.base import MODES, Policy
 from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.rl_utils import gae
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
@@ -95,9 +95,11 @@ class OnPolicyActorCritic(Policy):
         """The model, and beside it the observation and reward statistics every mode uses."""
         normalize = self._cfg.normalize
         if normalize.obs:
-            self._obs_rms = RunningMeanStd(shape_tuple(self._cfg.model.obs_shape), self._device)
+            self._obs_rms = self.parts.statistics('obs_rms', RunningMeanStd(shape_tuple(self._cfg.model.obs_shape),
+                                                                            self._device))
         if normalize.reward:
             self._reward_scaler = RewardScaler(self._cfg.collect.discount_factor, normalize.clip, self._device)
+            self.parts.statistics('reward_rms', self._reward_scaler.return_rms)
         return super()._build_model()
 
     def _observation(self, obs: Any, update: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -116,23 +118,11 @@ class OnPolicyActorCritic(Policy):
 
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        self._optimizer = adam(self._model.parameters(), self._cfg.learn.learning_rate)
+        self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(), self._cfg.learn.learning_rate))
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch, self._compiled)
 
-    def _learn_state(self) -> dict[str, Stateful]:
-        # the weights hold the statistics; each env's running return is collect state
-        return {'optimizer': self._optimizer}
-
-    def running_statistics(self) -> dict[str, RunningMeanStd]:
-        """The observation and return statistics that acting updates and every mode reads."""
-        stats = {}
-        if self._obs_rms is not None:
-            stats['obs_rms'] = self._obs_rms
-        if self._reward_scaler is not None:
-            stats['reward_rms'] = self._reward_scaler.return_rms
-        return stats
 
     # ----- collect mode ----------------------------------------------------------------------
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 from torch.distributions import Distribution
 
-from tidal.policies.base import Stateful
 from tidal.policies.common import adam, run_plan, split_action_mask
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.base.modes import LearnView
@@ -73,8 +72,11 @@ class PPGPolicy(PPOPolicy):
     def _init_learn(self) -> None:
         super()._init_learn()
         self._aux_learning_rate = self._cfg.aux.learning_rate or self._cfg.learn.learning_rate
-        self._aux_optimizer = adam(self._model.parameters(), self._aux_learning_rate)
-        self._old_model = copy.deepcopy(self._model).requires_grad_(False)  # pi_old of the running phase
+        self._aux_optimizer = self.parts.optimizer('aux_optimizer', adam(self._model.parameters(),
+                                                                         self._aux_learning_rate))
+        # pi_old of the running phase, copied from the model before each auxiliary phase
+        self._old_model = self.parts.network('old_model', copy.deepcopy(self._model).requires_grad_(False),
+                                             saved=False)
 
     @property
     def aux_mode(self) -> LearnView:
@@ -113,8 +115,3 @@ class PPGPolicy(PPOPolicy):
         return loss, {'aux_value_loss': aux_value_loss.detach(), 'aux_true_value_loss': true_value_loss.detach(),
                       'aux_policy_kl': kl.detach()}
 
-    def stacked_modules(self) -> dict[str, torch.nn.Module]:
-        return {**super().stacked_modules(), 'old_model': self._old_model}
-
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {**super()._learn_state(), 'aux_optimizer': self._aux_optimizer}

@@ -22,7 +22,6 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.base.modes import ActingSteps, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight, td_reward
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
@@ -65,24 +64,22 @@ class SACPolicy(MaxEntropyActorCritic):
         self._target_theta = learn.target_theta
         if learn.init_w:
             self._model.actor_head.init_uniform(learn.init_w)
-        self._optimizer_q = adam(self._model.critic.parameters(), learn.learning_rate_q)
-        self._temperature = Temperature(learn.alpha, learn.auto_alpha, learn.log_space).to(self._device)
+        self._optimizer_q = self.parts.optimizer('optimizer_q', adam(self._model.critic.parameters(),
+                                                                    learn.learning_rate_q))
+        self._temperature = self.parts.scalar('temperature', Temperature(learn.alpha, learn.auto_alpha,
+                                                                         learn.log_space).to(self._device))
         # the actor and the temperature share one optimizer: each loss sees the other's parameters
         # detached, so one backward and one fused step equal two separate Adam updates
-        self._optimizer_policy = adam([
+        self._optimizer_policy = self.parts.optimizer('optimizer_policy', adam([
             {'params': self._model.actor_parameters(), 'lr': learn.learning_rate_policy},
             {'params': list(self._temperature.parameters()), 'lr': learn.learning_rate_alpha},
-        ], learn.learning_rate_policy)
+        ], learn.learning_rate_policy))
         self._init_target_networks()
         self._target_entropy = self._configured_target_entropy(self._model.action_dim, self._default_target_entropy())
 
     def _init_target_networks(self) -> None:
         """The Polyak-averaged copies that the TD target bootstraps from."""
-        self._target_critic = TargetNetwork(self._model.critic)
-
-    def _target_networks(self) -> dict[str, TargetNetwork]:
-        """The target networks under their state-dict keys."""
-        return {'target_critic': self._target_critic}
+        self._target_critic = self.parts.target('target_critic', TargetNetwork(self._model.critic))
 
     def _default_target_entropy(self) -> float:
         return -float(np.prod(self._cfg.model.action_shape))
@@ -148,10 +145,6 @@ class SACPolicy(MaxEntropyActorCritic):
             info['twin_critic_loss'] = critic_losses[1].detach()
         return info
 
-    def stacked_modules(self) -> dict[str, torch.nn.Module]:
-        return {**super().stacked_modules(), 'temperature': self._temperature,
-                **{name: target for name, target in self._target_networks().items()}}
-
     def _policy_monitors(self, batch: dict[str, Any], policy_losses: torch.Tensor) -> dict[str, torch.Tensor]:
         """Extra values a variant measures on the per-sample policy loss before the actor step."""
         return {}
@@ -163,11 +156,6 @@ class SACPolicy(MaxEntropyActorCritic):
         if self._cfg.learn.auto_alpha:
             names.append('alpha_loss')
         return names
-
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {**{name: target.net for name, target in self._target_networks().items()},
-                'temperature': self._temperature, 'optimizer_q': self._optimizer_q,
-                'optimizer_policy': self._optimizer_policy}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _forward_collect(self, obs: torch.Tensor, **kwargs: Any) -> dict[str, torch.Tensor]:

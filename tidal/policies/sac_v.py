@@ -14,7 +14,6 @@ import torch
 from tidal.base.errors import ConfigError
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
-from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, sample_weight, td_reward
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
@@ -47,14 +46,12 @@ class SACVPolicy(SACPolicy):
     def _init_learn(self) -> None:
         super()._init_learn()
         self._reward_scale = self._cfg.learn.reward_scale
-        self._optimizer_value = adam(self._model.value.parameters(), self._cfg.learn.learning_rate_value)
+        self._optimizer_value = self.parts.optimizer('optimizer_value', adam(self._model.value.parameters(),
+                                                                            self._cfg.learn.learning_rate_value))
 
     def _init_target_networks(self) -> None:
         # the Q target (eq. 8) bootstraps from V_target(s'): the Q critics need no target copy of their own
-        self._target_value = TargetNetwork(self._model.value)
-
-    def _target_networks(self) -> dict[str, TargetNetwork]:
-        return {'target_value': self._target_value}
+        self._target_value = self.parts.target('target_value', TargetNetwork(self._model.value))
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The steps of the paper's Algorithm 1 (V, Q, then the policy) rather than RL Coach's order (policy, V,
@@ -103,5 +100,3 @@ class SACVPolicy(SACPolicy):
     def _monitor_vars_learn(self) -> list[str]:
         return [*super()._monitor_vars_learn(), 'value_loss', 'v_value', 'target_v_value']
 
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {**super()._learn_state(), 'optimizer_value': self._optimizer_value}

@@ -20,7 +20,6 @@ from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
 from tidal.models.taac import keep_or_switch_values, switch_from_exponentials
 from tidal.base.device import policy_device
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.base import Stateful
 from tidal.policies.common import adam, bootstrap_mask, run_plan
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
@@ -143,9 +142,9 @@ class TAACPolicy(MaxEntropyActorCritic):
         self._advantage_clip = None if clip is None else (float(clip[0]), float(clip[1]))
         # the temperatures exist in every mode: collection samples its switches with the learned one
         learn, device = cfg['learn'], policy_device(cfg)
-        self._temperature = Temperature(learn['alpha'], learn['auto_alpha']).to(device)
-        self._switch_temperature = Temperature(learn['switch_alpha'], learn['auto_alpha'],
-                                               key='policy.learn.switch_alpha').to(device)
+        self._temperature = self.parts.scalar('temperature', Temperature(learn['alpha'], learn['auto_alpha']).to(device))
+        self._switch_temperature = self.parts.scalar('switch_temperature', Temperature(
+            learn['switch_alpha'], learn['auto_alpha'], key='policy.learn.switch_alpha').to(device), acting=True)
         super().__init__(cfg, *args, **kwargs)
 
     def _model_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -175,8 +174,8 @@ class TAACPolicy(MaxEntropyActorCritic):
         if learn.auto_alpha:
             groups.append({'params': [self._temperature.raw, self._switch_temperature.raw],
                            'lr': learn.learning_rate_alpha})
-        self._optimizer = adam(groups, learn.learning_rate_policy)
-        self._target_critic = TargetNetwork(self._model.critic)
+        self._optimizer = self.parts.optimizer('optimizer', adam(groups, learn.learning_rate_policy))
+        self._target_critic = self.parts.target('target_critic', TargetNetwork(self._model.critic))
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return run_plan(self._learn_plan(batch), batch, self._compiled)
@@ -246,10 +245,6 @@ class TAACPolicy(MaxEntropyActorCritic):
             info['twin_critic_loss'] = critic_losses[1].detach()
         return loss, info
 
-    def stacked_modules(self) -> dict[str, torch.nn.Module]:
-        return {**super().stacked_modules(), 'target_critic': self._target_critic,
-                'temperature': self._temperature, 'switch_temperature': self._switch_temperature}
-
     def _compare_through_target(self, batch: dict[str, Any], next_value: torch.Tensor,
                                 next_switch: torch.Tensor) -> torch.Tensor:
         """Returns [B, T] that follow rewards until the episode ends, the rollout or the current policy
@@ -291,21 +286,6 @@ class TAACPolicy(MaxEntropyActorCritic):
         if self._cfg.learn.auto_alpha:
             names.append('alpha_loss')
         return names
-
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {'target_critic': self._target_critic.net, 'temperature': self._temperature,
-                'optimizer': self._optimizer}
-
-    def weights(self) -> dict[str, Any]:
-        """The networks, the reward statistics (normalize.reward) and the switch temperature, which collection
-        and evaluation sample with."""
-        return {**super().weights(), 'switch_temperature': self._switch_temperature.state_dict()}
-
-    def load_weights(self, state: dict[str, Any]) -> None:
-        """The networks, the reward statistics (normalize.reward) and the switch temperature, which collection
-        and evaluation sample with."""
-        super().load_weights(state)
-        self._switch_temperature.load_state_dict(state['switch_temperature'])
 
     # ----- collect and eval: each env follows its trajectory until the switch says otherwise --------
     def _init_collect(self) -> None:

@@ -22,7 +22,7 @@ from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork
-from tidal.policies.base import Policy, Stateful
+from tidal.policies.base import Policy
 from tidal.policies.common import UpdateCount, adam, bootstrap_mask, run_plan, sample_weight, td_reward
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import noisy_action, v_1step_td_error
@@ -87,10 +87,13 @@ class DDPGPolicy(Policy):
         self._gamma = learn.discount_factor
         if learn.init_w:
             self._model.actor_head.init_uniform(learn.init_w)
-        self._optimizer_actor = adam(self._model.actor_parameters(), learn.learning_rate_actor)
-        self._optimizer_critic = adam(self._model.critic.parameters(), learn.learning_rate_critic)
-        self._target = TargetNetwork(self._model)  # the target actor and critics, one Polyak update
-        self._updates = UpdateCount()  # critic steps made: the clock of the delayed actor steps
+        self._optimizer_critic = self.parts.optimizer('optimizer_critic', adam(self._model.critic.parameters(),
+                                                                              learn.learning_rate_critic))
+        self._optimizer_actor = self.parts.optimizer('optimizer_actor', adam(self._model.actor_parameters(),
+                                                                            learn.learning_rate_actor))
+        # the target actor and critics, one Polyak update
+        self._target = self.parts.target('target', TargetNetwork(self._model))
+        self._updates = self.parts.counter('updates', UpdateCount())  # critic steps: the delayed actor's clock
         self._last_actor_loss = torch.zeros((), device=self._device)
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -146,16 +149,9 @@ class DDPGPolicy(Policy):
         actor_loss = -self._model.critic(obs, self._model.actor(obs))[0].mean()
         return actor_loss, {'actor_loss': actor_loss.detach()}
 
-    def stacked_modules(self) -> dict[str, torch.nn.Module]:
-        return {'model': self._model, 'target': self._target}
-
     def _monitor_vars_learn(self) -> list[str]:
         names = ['critic_loss', 'actor_loss', 'q_value', 'target_q_value', 'td_error']
         return names + ['twin_critic_loss'] if self._cfg.model.get('twin_critic', False) else names
-
-    def _learn_state(self) -> dict[str, Stateful]:
-        return {'target': self._target.net, 'optimizer_critic': self._optimizer_critic,
-                'optimizer_actor': self._optimizer_actor, 'updates': self._updates}
 
     # ----- collect and eval ------------------------------------------------------------------
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, torch.Tensor]:

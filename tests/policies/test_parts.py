@@ -1,0 +1,67 @@
+"""A policy's declared parts and what follows from them: the checkpoint's learn state and weights, what a seed
+group stacks, the optimizers, the statistics acting updates."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from tidal.base.parts import Parts
+from tidal.entry.setup import load_config
+from tidal.models import TargetNetwork, Temperature
+from tidal.policies.common import UpdateCount
+from tidal.rl_utils.normalizer import RunningMeanStd
+from tidal.worker.builders import build_policy, set_seed
+
+
+def declared() -> tuple[Parts, dict]:
+    parts = Parts()
+    model = parts.network('model', nn.Linear(3, 2), acting=True)
+    objects = dict(
+        model=model,
+        target=parts.target('target', TargetNetwork(model)),
+        temperature=parts.scalar('temperature', Temperature(0.2)),
+        switch=parts.scalar('switch_temperature', Temperature(0.1), acting=True),
+        optimizer=parts.optimizer('optimizer', torch.optim.SGD(model.parameters(), lr=0.1)),
+        updates=parts.counter('updates', UpdateCount()),
+        stats=parts.statistics('obs_rms', RunningMeanStd((3,), 'cpu')),
+        old=parts.network('old_model', nn.Linear(3, 2), saved=False))
+    return parts, objects
+
+
+def test_a_declaration_returns_the_part_and_derives_each_list_from_it():
+    parts, objects = declared()
+    assert parts.weights() == {'model': objects['model'], 'switch_temperature': objects['switch'],
+                               'obs_rms': objects['stats']}
+    assert parts.learn_state() == {'target': objects['target'].net, 'temperature': objects['temperature'],
+                                   'optimizer': objects['optimizer'], 'updates': objects['updates']}
+    assert parts.stacked() == {'model': objects['model'], 'target': objects['target'],
+                               'temperature': objects['temperature'], 'switch_temperature': objects['switch'],
+                               'old_model': objects['old']}
+    assert parts.optimizers() == [objects['optimizer']]
+    assert parts.of('statistics') == {'obs_rms': objects['stats']}
+
+
+def test_a_key_declared_twice_or_an_unknown_kind_is_refused_naming_it():
+    parts, _ = declared()
+    with pytest.raises(ValueError, match="part 'updates' is declared twice"):
+        parts.counter('updates', UpdateCount())
+    with pytest.raises(ValueError, match="part 'clock': unknown kind 'timer'"):
+        parts.declare('clock', 'timer', object())
+
+
+@pytest.mark.parametrize('config, weights, learn_state', [
+    ('pendulum_sac', ['model'], ['optimizer_q', 'temperature', 'optimizer_policy', 'target_critic']),
+    ('pendulum_taac', ['switch_temperature', 'model'], ['temperature', 'optimizer', 'target_critic']),
+    ('cartpole_ppo', ['reward_rms', 'model'], ['optimizer']),
+    ('cartpole_ppg', ['reward_rms', 'model'], ['optimizer', 'aux_optimizer']),
+    ('cartpole_dqn', ['model'], ['optimizer', 'target', 'updates']),
+])
+def test_a_policys_weights_and_learn_state_are_its_declared_parts(config, weights, learn_state):
+    set_seed(0)
+    policy = build_policy(load_config(config))
+    assert list(policy.weights()) == weights
+    assert list(policy._learn_state()) == learn_state
+    assert list(policy.learn_mode.state_dict()) == [*weights, *learn_state]
+    assert set(policy.stacked_modules()) >= {'model'} | {key for key in learn_state
+                                                         if 'optimizer' not in key and key != 'updates'}

@@ -1,0 +1,103 @@
+"""What a policy is made of, declared once, each part under its checkpoint key: its networks, the target copies
+of them, its learnable scalars (a temperature), optimizers, counters and the running statistics acting updates.
+
+Everything that handles a policy's parts reads them from here rather than from lists of its own that must agree:
+the checkpoint (`learn_state`, `weights`), what a seed group stacks (`stacked`), what acting reads and weight
+sync sends (`weights`: only the parts marked `acting`), and the optimizers gradients are averaged for
+(`optimizers`). A policy declares a part where it builds it:
+
+    self._target_critic = self.parts.target('target_critic', TargetNetwork(self._model.critic))
+    self._optimizer_q = self.parts.optimizer('optimizer_q', adam(self._model.critic.parameters(), lr))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Protocol, TypeVar
+
+import torch
+import torch.nn as nn
+
+KINDS = ('network', 'target', 'scalar', 'optimizer', 'counter', 'statistics')
+T = TypeVar('T')
+
+
+class Stateful(Protocol):
+    def state_dict(self) -> Any: ...
+
+    def load_state_dict(self, state: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Part:
+    """One declared part: its checkpoint key, kind (one of KINDS), the object, and whether acting reads it."""
+
+    key: str
+    kind: str
+    value: Any
+    acting: bool = False
+    saved: bool = True  # kept by the checkpoint (a network rebuilt from others before each use is not)
+
+
+class Parts:
+    """A policy's parts in the order they were declared; a key names one part."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, Part] = {}
+
+    def declare(self, key: str, kind: str, value: T, acting: bool = False, saved: bool = True) -> T:
+        """Add `value` as a part of `kind` under `key`; returns `value`, so a declaration reads as an assignment."""
+        if kind not in KINDS:
+            raise ValueError(f"part '{key}': unknown kind '{kind}'; choose from {KINDS}")
+        if key in self._parts:
+            raise ValueError(f"part '{key}' is declared twice")
+        self._parts[key] = Part(key, kind, value, acting, saved)
+        return value
+
+    def network(self, key: str, module: T, acting: bool = False, saved: bool = True) -> T:
+        return self.declare(key, 'network', module, acting, saved)
+
+    def target(self, key: str, target: T) -> T:
+        """A target copy of a network (`tidal.models.TargetNetwork`): saved as the copy's network."""
+        return self.declare(key, 'target', target)
+
+    def scalar(self, key: str, module: T, acting: bool = False) -> T:
+        """A learnable scalar held by a module (a temperature); `acting` when collection and evaluation read it."""
+        return self.declare(key, 'scalar', module, acting)
+
+    def optimizer(self, key: str, optimizer: T) -> T:
+        return self.declare(key, 'optimizer', optimizer)
+
+    def counter(self, key: str, counter: T) -> T:
+        """A count the update keeps (updates made, a schedule's clock), saved by its state_dict."""
+        return self.declare(key, 'counter', counter)
+
+    def statistics(self, key: str, statistics: T) -> T:
+        """Running statistics that acting updates (an observation or return normaliser)."""
+        return self.declare(key, 'statistics', statistics, acting=True)
+
+    def __iter__(self) -> Iterator[Part]:
+        return iter(self._parts.values())
+
+    def of(self, *kinds: str) -> dict[str, Any]:
+        """The parts of `kinds`, by key, in declaration order."""
+        return {part.key: part.value for part in self if part.kind in kinds}
+
+    # ----- what follows from the declaration ---------------------------------------------------
+    def weights(self) -> dict[str, Stateful]:
+        """What acting reads (sent to Ray collectors and the acting copy, and the first entries of a checkpoint):
+        the acting networks, scalars and statistics."""
+        return {part.key: part.value for part in self if part.acting}
+
+    def learn_state(self) -> dict[str, Stateful]:
+        """What a checkpoint keeps of the learn mode besides `weights`: target networks (as their copies),
+        learnable scalars, optimizers, counters and the networks acting does not read."""
+        return {part.key: part.value.net if part.kind == 'target' else part.value
+                for part in self if not part.acting and part.saved}
+
+    def stacked(self) -> dict[str, nn.Module]:
+        """Every module whose tensors an update reads or writes (networks, targets, scalars): a seed group stacks
+        them over its seeds."""
+        return {part.key: part.value for part in self if part.kind in ('network', 'target', 'scalar')}
+
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        return list(self.of('optimizer').values())
