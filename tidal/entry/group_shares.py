@@ -6,9 +6,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol, Sequence
 
+import torch.nn as nn
 from easydict import EasyDict
 
 from tidal.base.device import policy_device
+from tidal.worker.seed_stack import unstackable_layer
 
 
 @dataclass
@@ -60,27 +62,37 @@ STACK_BOUND = 40_000_000  # parameters x batch rows above which stacking a CPU u
 
 def stacking_pays(cfg: EasyDict) -> tuple[bool, str]:
     """Whether a group's processes stack their seeds (else they train them in turn), and why, in words for the
-    header. `seed_group.share` decides when set; on cuda stacking always pays (it saves kernel launches). On a
+    header. `seed_group.share` decides when set; a model with a layer whose update cannot be stacked (BatchNorm,
+    Dropout) trains in turn; on cuda stacking always pays (it saves kernel launches). On a
     CPU it pays while the update is small: its model's parameters times its batch rows at most STACK_BOUND (a
     stacked update of 4 or 8 seeds cost less than the separate ones at 29M, more at 52M: results.md section 22)."""
     share = cfg.get('seed_group', {}).get('share', 'auto')
     if share != 'auto':
         return share == 'stacked', 'seed_group.share'
+    model = learning_modules(cfg)
+    layer = unstackable_layer(model)
+    if layer is not None:
+        return False, f'its {layer}'
     if policy_device(cfg.policy).type == 'cuda':
         return True, 'on cuda'
-    size = update_size(cfg)
+    size = update_size(cfg, model)
     words = f'{size / 1e6:.1f}M parameters x batch rows per update'
     if size <= STACK_BOUND:
         return True, f'{words}, at most {STACK_BOUND / 1e6:.0f}M'
     return False, f'{words}: above {STACK_BOUND / 1e6:.0f}M stacking does not pay on a CPU'
 
 
-def update_size(cfg: EasyDict) -> int:
-    """The size of one update of the config's policy: its model's parameters times the rows of a batch (a
-    minibatch, for an on-policy learner). The model alone is built, without its optimizers."""
+def learning_modules(cfg: EasyDict) -> dict[str, nn.Module]:
+    """The config's policy's model, built alone (no optimizers, no target copies), by its part name."""
     from tidal.registry import policy_class
-    policy = policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=())
-    params = sum(parameter.numel() for parameter in policy.model.parameters())
+    return {'model': policy_class(cfg.policy.type, cfg.policy)(cfg.policy, enable_field=()).model}
+
+
+def update_size(cfg: EasyDict, modules: Optional[dict[str, nn.Module]] = None) -> int:
+    """The size of one update of the config's policy: its model's parameters times the rows of a batch (a
+    minibatch, for an on-policy learner)."""
+    modules = modules if modules is not None else learning_modules(cfg)
+    params = sum(parameter.numel() for module in modules.values() for parameter in module.parameters())
     return params * int(cfg.policy.get('learn', {}).get('batch_size', 1) or 1)
 
 

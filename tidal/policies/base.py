@@ -6,7 +6,7 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
 import torch
 import torch.nn as nn
@@ -25,6 +25,7 @@ from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
+T = TypeVar('T')
 
 
 
@@ -249,17 +250,20 @@ class Policy:
     @property
     def learn_mode(self) -> LearnView:
         self._check_enabled('learn')
+        plan = self._plan_fn()
         return LearnView(
-            forward=self._forward_learn, state_dict=self._state_dict_learn,
+            forward=self.in_train_mode(self._forward_learn), state_dict=self._state_dict_learn,
             load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
-            reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg, plan=self._plan_fn())
+            reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg,
+            plan=None if plan is None else self.in_train_mode(plan))
 
     @property
     def collect_mode(self) -> CollectView:
         self._check_enabled('collect')
         return CollectView(
-            forward=self._forward_collect, random_action=self._random_action,
-            process_transition=self._process_transition, get_train_sample=self._get_train_sample,
+            forward=self._in_eval_mode(self._forward_collect), random_action=self._random_action,
+            process_transition=self._process_transition,
+            get_train_sample=self._in_eval_mode(self._get_train_sample),
             reset=self._reset_collect, state_dict=self._state_dict_collect,
             load_state_dict=self._load_state_dict_collect, weights=self.weights, load_weights=self.load_weights,
             running_statistics=self.running_statistics, cfg=self._cfg, steps=self._own_acting_steps('collect'))
@@ -267,8 +271,33 @@ class Policy:
     @property
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
-        return EvalView(forward=self._forward_eval, reset=self._reset_eval, seed=self._seed_eval, cfg=self._cfg,
-                        steps=self._own_acting_steps('eval'))
+        return EvalView(forward=self._in_eval_mode(self._forward_eval), reset=self._reset_eval,
+                        seed=self._seed_eval, cfg=self._cfg, steps=self._own_acting_steps('eval'))
+
+    # ----- train and eval modes of the networks ----------------------------------------------------
+    def use_train_mode(self, training: bool) -> None:
+        """Put every declared network, target and scalar in train mode (learning) or eval mode (acting, values of
+        a rollout, export), as BatchNorm and Dropout need; a flag per module, set only when the mode changes."""
+        modules = self.__dict__.get('_mode_modules')
+        if modules is None:
+            modules = self._mode_modules = [module for part in self.parts.stacked().values()
+                                            for module in part.modules()]
+        if modules and modules[0].training is not training:
+            for module in modules:
+                module.training = training
+
+    def in_train_mode(self, fn: Callable[..., T]) -> Callable[..., T]:
+        """`fn` with the networks in train mode (an update, a plan of one, an extra learn view's step)."""
+        def call(*args: Any, **kwargs: Any) -> T:
+            self.use_train_mode(True)
+            return fn(*args, **kwargs)
+        return call
+
+    def _in_eval_mode(self, fn: Callable[..., T]) -> Callable[..., T]:
+        def call(*args: Any, **kwargs: Any) -> T:
+            self.use_train_mode(False)
+            return fn(*args, **kwargs)
+        return call
 
     def _own_acting_steps(self, mode: str) -> Optional[ActingSteps]:
         """`_acting_steps(mode)`, unless a subclass overrides the mode's forward below the class that stated

@@ -82,7 +82,8 @@ class PPGPolicy(PPOPolicy):
     def aux_mode(self) -> LearnView:
         """The auxiliary phase as a learn mode of its own: `reset` opens a phase, `forward` is one update."""
         self._check_enabled('learn')
-        return LearnView(forward=self._forward_aux, plan=self._aux_plan, state_dict=self._state_dict_learn,
+        return LearnView(forward=self.in_train_mode(self._forward_aux), plan=self.in_train_mode(self._aux_plan),
+                         state_dict=self._state_dict_learn,
                          load_state_dict=self._load_state_dict_learn, monitor_vars=lambda: list(AUX_MONITORS),
                          reset=self._begin_aux_phase, optimizers=lambda: [self._aux_optimizer], cfg=self._cfg)
 

@@ -27,6 +27,26 @@ CLIP_EPS = 1e-6  # as torch.nn.utils.clip_grad_norm_
 SHARED_STATE = ('step',)  # optimizer state entries that count steps: one for all seeds
 
 
+#: layers whose training forward a vmapped update cannot run: what each does that it cannot
+UNSTACKABLE_LAYERS: dict[type, str] = {
+    nn.modules.batchnorm._BatchNorm: 'it updates its running statistics in place while learning',
+    nn.modules.dropout._DropoutNd: 'it draws random numbers while learning',
+}
+
+
+def unstackable_layer(modules: dict[str, nn.Module]) -> Optional[str]:
+    """The first layer of `modules` (a policy's stacked modules) whose update cannot be stacked over seeds, in words
+    naming it and why; None when every layer can."""
+    for name, module in modules.items():
+        for path, layer in module.named_modules(prefix=name):
+            if isinstance(layer, nn.modules.batchnorm._BatchNorm) and not layer.track_running_stats:
+                continue  # batch statistics alone: nothing written in place
+            why = next((why for kind, why in UNSTACKABLE_LAYERS.items() if isinstance(layer, kind)), None)
+            if why is not None:
+                return f"layer '{path}' ({type(layer).__name__}: {why})"
+    return None
+
+
 class _Holder(nn.Module):
     """Seed 0's stacked modules under their names, so one functional call can swap in any seed's weights."""
 
@@ -45,6 +65,10 @@ class SeedStack:
     def __init__(self, policies: Sequence[PolicyLike]) -> None:
         self.size = len(policies)
         modules = [policy.stacked_modules() for policy in policies]
+        layer = unstackable_layer(modules[0])
+        if layer is not None:
+            raise ConfigError(f"a seed group cannot stack this policy's updates: its {layer}; set "
+                              f"seed_group.share=in_turn (the default picks it) or train one process per seed")
         # a plan's losses close over its own seed's modules, so the functional call swaps the stacked tensors into
         # the modules of the seed whose plan leads (seed 0 may have stopped)
         self._holders = [_Holder(seed_modules) for seed_modules in modules]
