@@ -65,3 +65,18 @@ def test_a_policys_weights_and_learn_state_are_its_declared_parts(config, weight
     assert list(policy.learn_mode.state_dict()) == [*weights, *learn_state]
     assert set(policy.stacked_modules()) >= {'model'} | {key for key in learn_state
                                                          if 'optimizer' not in key and key != 'updates'}
+
+
+def test_an_optimizer_stepping_a_tensor_no_part_holds_stops_the_build_in_one_line():
+    from tidal.base.errors import TidalError
+    from tidal.policies.dqn import DQNPolicy
+
+    class Careless(DQNPolicy):
+        def _init_learn(self):
+            super()._init_learn()
+            self._alpha = Temperature(0.2)  # learned, but not declared: no seed group would stack it
+            self.parts.optimizer('alpha_optimizer', torch.optim.Adam(self._alpha.parameters()))
+    with pytest.raises(TidalError, match=r"policy 'dqn': its optimizer 'alpha_optimizer' steps a tensor that no "
+                                         r"declared part holds \(parameter 0 of its group 0, shape \[\]\); declare "
+                                         r"the module that holds it"):
+        Careless(load_config('cartpole_dqn').policy)

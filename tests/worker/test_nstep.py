@@ -104,5 +104,5 @@ def test_a_seed_group_learns_from_nstep_windows(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     group = train('pendulum_sac', seeds=[0, 1], max_env_step=250, progress=False,
                   overrides=['policy.nstep=3', 'policy.random_collect_size=100', 'policy.learn.batch_size=32',
-                             'env.n_evaluator_episode=1'])
+                             'env.n_evaluator_episode=1', 'seed_group.share=stacked'])
     assert all(run.evals[-1]['train_iter'] > 0 for run in group.runs)

@@ -12,7 +12,7 @@ sync sends (`weights`: only the parts marked `acting`), and the optimizers gradi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, TypeVar
+from typing import Any, Iterator, Optional, Protocol, TypeVar
 
 import torch
 import torch.nn as nn
@@ -101,3 +101,16 @@ class Parts:
 
     def optimizers(self) -> list[torch.optim.Optimizer]:
         return list(self.of('optimizer').values())
+
+    def undeclared(self) -> Optional[str]:
+        """A tensor a declared optimizer steps that no declared network, target or scalar holds, in words naming
+        the optimizer and the tensor; None when every one is declared. Such a tensor would be left out of what the
+        declaration derives: a seed group would not stack it, weight sync would not send it."""
+        held = {id(tensor) for module in self.stacked().values() for tensor in module.parameters()}
+        for key, optimizer in self.of('optimizer').items():
+            for index, group in enumerate(optimizer.param_groups):
+                for position, tensor in enumerate(group['params']):
+                    if id(tensor) not in held:
+                        return (f"optimizer '{key}' steps a tensor that no declared part holds (parameter "
+                                f"{position} of its group {index}, shape {list(tensor.shape)})")
+        return None

@@ -180,6 +180,10 @@ class Policy:
         self._compiled = self._compiled_update() if 'learn' in self._enable_field else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+        undeclared = self.parts.undeclared()
+        if undeclared is not None:
+            raise TidalError(f"policy '{self._cfg.get('type') or type(self).__name__}': its {undeclared}; declare the "
+                             f"module that holds it (self.parts.network or self.parts.scalar)")
 
     def _compiled_update(self) -> Optional[CompiledUpdate]:
         """The compiled functions of the update that `policy.learn.compile` asks for (None: eager)."""
