@@ -249,3 +249,44 @@ def test_stacked_sqil_updates_equal_each_seed_alone_and_report_each_half():
         agent, expert = batches[seed]['expert'].logical_not(), batches[seed]['expert']
         assert float(infos[seed]['agent_td_error']) == pytest.approx(float(infos[seed]['priority'][agent].mean()))
         assert float(infos[seed]['expert_td_error']) == pytest.approx(float(infos[seed]['priority'][expert].mean()))
+
+
+class AsideTemperature:
+    """SAC's temperature read through its tensor kept in an attribute, not through the module a seed group stacks."""
+
+    def __init__(self, module):
+        self.module, self.raw, self.auto = module, module.raw, module.auto
+
+    @property
+    def value(self):
+        return self.raw.detach().exp()
+
+    def loss(self, log_prob, target_entropy):
+        return -(self.raw * (log_prob.detach() + target_entropy)).mean()
+
+    def clamp_(self):
+        pass
+
+
+def test_a_tensor_read_beside_its_declared_module_stops_the_first_stacked_update_in_one_line():
+    from tidal.base.errors import ConfigError
+    from tidal.entry.setup import load_config
+    from tidal.policies.sac import SACPolicy
+    from tidal.worker.builders import set_seed
+
+    class AsideSAC(SACPolicy):
+        def _init_learn(self):
+            super()._init_learn()
+            self._temperature = AsideTemperature(self._temperature)
+    cfg = load_config('pendulum_sac', overrides=['policy.model.actor_hidden_sizes=[16]',
+                                                 'policy.model.critic_hidden_sizes=[16]'])
+    group = []
+    for seed in (0, 1):
+        set_seed(seed)
+        group.append(AsideSAC(copy.deepcopy(cfg.policy)))
+    stack = SeedStack(group)
+    batches = [pendulum_batch(torch.Generator().manual_seed(seed)) for seed in (0, 1)]
+    plans = [policy.learn_mode.plan(batch) for policy, batch in zip(group, batches)]
+    with pytest.raises(ConfigError, match=r"stacked update does not reach 'temperature.raw', which the seed's own "
+                                          r"update reaches: its loss reads that tensor other than through"):
+        stack.update(plans, batches)

@@ -85,6 +85,7 @@ class SeedStack:
                 self._key_of[id(first)] = key
         self._optimizers: dict[int, _StackedOptimizer] = {}  # by position in the seeds' optimizer lists
         self._seed_optimizers = [policy.learn_optimizers() for policy in policies]
+        self._reach_checked: set[int] = set()  # the stages (by position) whose first stacked update was checked
 
     def _stack(self, key: str, tensors: list[torch.Tensor]) -> None:
         stacked = torch.stack([tensor.detach() for tensor in tensors])
@@ -92,6 +93,26 @@ class SeedStack:
             tensor.data = stacked[seed]
             self._seed_tensors[seed].append(tensor)
         self.tensors[key] = stacked
+
+    def _check_reach(self, position: int, loss: LossFn, seed: int, batch: dict[str, Any], trainable: Sequence[str],
+                     stacked_grads: dict[str, torch.Tensor]) -> None:
+        """At a stage's first stacked update: the tensors its loss reaches stacked are those it reaches for `seed`
+        alone (on the seed's own tensors and batch); a tensor read other than through the module that holds it (an
+        attribute kept aside) would otherwise freeze, or move, without a word."""
+        self._reach_checked.add(position)
+        keys = list(self.tensors)
+        own = [self._seed_tensors[seed][keys.index(key)] for key in trainable]
+        value, _ = loss(batch)
+        grads = torch.autograd.grad(value, [tensor for tensor in own if tensor.requires_grad], allow_unused=True)
+        reached_alone = {key for key, tensor, grad in zip(
+            [key for key, tensor in zip(trainable, own) if tensor.requires_grad],
+            [tensor for tensor in own if tensor.requires_grad], grads) if grad is not None}
+        for key in trainable:
+            if (key in reached_alone) != (key in stacked_grads):
+                how = ('does not reach', 'reaches') if key in reached_alone else ('reaches', 'does not reach')
+                raise ConfigError(f"a seed group's stacked update {how[0]} '{key}', which the seed's own update "
+                                  f"{how[1]}: its loss reads that tensor other than through the declared part that "
+                                  f"holds it (an attribute kept aside?); read it through the part's module")
 
     def stacked_of(self, tensor: torch.Tensor) -> Optional[torch.Tensor]:
         """The stacked tensor [S, ...] whose first slice is the first seed's `tensor` (None: not stacked)."""
@@ -125,6 +146,10 @@ class SeedStack:
         for index, stage in enumerate(first.stages):
             optimizer = self._optimizer(live[0], stage.optimizer)
             grads, loss, values = self._gradient(self._holders[live[0]], stage.loss, optimizer.keys, batch)
+            if index not in self._reach_checked:
+                own_batch = batches[live[0]]
+                assert own_batch is not None
+                self._check_reach(index, stage.loss, live[0], own_batch, optimizer.keys, grads)
             norm = optimizer.step(grads, stage.grad_clip_norm, stage.optimizer, norm_wanted=stage.norm_key is not None)
             for seed, (plan, info) in enumerate(zip(plans, infos)):
                 if plan is None or info is None:
