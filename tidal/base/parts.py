@@ -22,6 +22,8 @@ T = TypeVar('T')
 
 
 class Stateful(Protocol):
+    """What a checkpoint keeps of a part: a module, an optimizer, a temperature, an update count."""
+
     def state_dict(self) -> Any: ...
 
     def load_state_dict(self, state: Any) -> Any: ...

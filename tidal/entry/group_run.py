@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from easydict import EasyDict
 from tqdm import tqdm
@@ -28,7 +28,7 @@ from tidal.entry.group_aggregate import AGGREGATE_DIR, group_end_line, group_sum
 from tidal.entry.group_shares import ShareExit, ShareRunner, seed_list
 from tidal.entry.result import GroupResult
 from tidal.entry.run import run_header
-from tidal.entry.seed_group import group_interrupted
+from tidal.entry.seed_group import Loaded, group_interrupted
 from tidal.entry.seed_turns import share_from_folders
 from tidal.worker.distributed import handle_signals
 from tidal.worker.logger import write_summary
@@ -46,8 +46,7 @@ class GroupIncomplete(TidalError):
 
 
 def drive_group(group_dir: Path, shares: Sequence[Sequence[int]], cfg: EasyDict, why: str, progress: bool,
-                runner: Optional[ShareRunner] = None, fresh: bool = False,
-                loaded: Optional[Mapping[int, Optional[dict[str, Any]]]] = None) -> GroupResult:
+                runner: Optional[ShareRunner] = None, fresh: bool = False, loaded: Loaded = None) -> GroupResult:
     """Train every share of the group to its end: in this process when `trains_here`, else each by `runner` (or
     processes on this machine). `cfg` is any seed's config (for the header), `why` says how the split was chosen,
     `loaded` the seeds' checkpoints a resume already read (used where the group trains here). A `fresh` group's
@@ -158,8 +157,7 @@ class NotBuilt(Exception):
     """The group's seeds could not be built (their cause, or the message of a worker's error): nothing trained."""
 
 
-def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay,
-                loaded: Optional[Mapping[int, Optional[dict[str, Any]]]]) -> None:
+def _train_here(group_dir: Path, seeds: Sequence[int], display: GroupDisplay, loaded: Loaded) -> None:
     """One share, in this process."""
     try:
         group = share_from_folders(group_dir, seeds, loaded)

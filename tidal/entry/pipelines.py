@@ -18,7 +18,7 @@ from tidal.entry.resume_budget import Budget, resumed_budget
 from tidal.entry.result import GroupResult, RunResult, read_eval_rows
 from tidal.entry.group_run import drive_group, trains_here
 from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds, stacking_pays
-from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints
+from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints, seed_from_folder
 from tidal.worker.run_groups import GROUP_FILE, read_group, seed_folder, write_group
 from tidal.entry.run import Run
 from tidal.entry.setup import ConfigInput, check_budget, load_config, load_layered, new_run_dir, new_run_folder
@@ -164,10 +164,7 @@ def resume_group(group_dir: Path, progress: bool = True, new: Budget = Budget())
     recover_checkpoints(group_dir, [seed_folder(group_dir, seed) for seed in spec['seeds']])
     pending: list[tuple[EasyDict, Path, Optional[dict[str, Any]]]] = []
     for seed in spec['seeds']:
-        run_dir = seed_folder(group_dir, seed)
-        cfg = load_config(read_config(str(run_dir / 'config.yaml')))
-        latest = run_dir / 'ckpt' / 'latest.pt'
-        state = load_checkpoint(latest) if latest.is_file() else None
+        cfg, run_dir, state = seed_from_folder(group_dir, seed)
         if state is None and (run_dir / 'log.txt').is_file():  # else its turn had not come (a group in turn)
             print(f"tidal: seed {seed} of '{group_dir}' stopped before its first checkpoint; it starts again from "
                   f"the beginning", flush=True)

@@ -47,6 +47,7 @@ from tidal.worker.seed_acting import SeedActor, SeedFailed, collect_together, ev
 from tidal.worker.seed_stack import SeedStack
 from tidal.worker.update_recorder import UpdateRequest
 
+Loaded = Optional[Mapping[int, Optional[dict[str, Any]]]]  # seeds' checkpoints a resume already read, by seed
 STAGED = 'latest.next.pt'  # a seed's checkpoint written in a round, before the group commits the round's
 COMMIT_PREFIX = 'commit'  # commit.SEED.json: in the group folder while a round's staged checkpoints become the latest
 
@@ -189,22 +190,11 @@ class SeedGroup:
             member.run.lockstep.signum = signum
 
     @classmethod
-    def from_folders(cls, group_dir: Path, seeds: Sequence[int],
-                     loaded: Optional[Mapping[int, Optional[dict[str, Any]]]] = None) -> SeedGroup:
-        """The seeds `seeds` of a group folder as their folders hold them: each seed's saved config, its latest
-        checkpoint where it has one (a resumed seed; `loaded`: the checkpoints already read, by seed), the group's
-        budget from group.json."""
+    def from_folders(cls, group_dir: Path, seeds: Sequence[int], loaded: Loaded = None) -> SeedGroup:
+        """The seeds `seeds` of a group folder as their folders hold them (`seed_from_folder`), the group's budget
+        from group.json."""
         spec = read_group(group_dir)
-        cfgs, run_dirs, states = [], [], []
-        for seed in seeds:
-            run_dir = seed_folder(group_dir, seed)
-            cfgs.append(load_config(read_config(str(run_dir / 'config.yaml'))))
-            latest = run_dir / 'ckpt' / LATEST
-            run_dirs.append(run_dir)
-            if loaded is not None and seed in loaded:
-                states.append(loaded[seed])
-            else:
-                states.append(load_checkpoint(latest) if latest.is_file() else None)
+        cfgs, run_dirs, states = zip(*(seed_from_folder(group_dir, seed, loaded) for seed in seeds))
         feed_cls = feed_class(policy_class(cfgs[0].policy.type, cfgs[0].policy))
         return cls(cfgs, run_dirs, group_dir, feed_cls, spec['max_env_step'], spec['max_train_iter'],
                    resume_states=states)
@@ -383,6 +373,18 @@ class SeedGroup:
             episodes = runs[index]
             if member.live and episodes is not None:
                 member.run.evaluator.hand(member.run.learner.train_iter, member.run.env_step, episodes.result())
+
+
+def seed_from_folder(group_dir: Path, seed: int, loaded: Loaded = None
+                     ) -> tuple[EasyDict, Path, Optional[dict[str, Any]]]:
+    """(config, run folder, latest checkpoint) of a group's seed as its folder holds them: its saved config, and its
+    latest checkpoint where it has one (a resumed seed), taken from `loaded` where a resume already read it."""
+    run_dir = seed_folder(group_dir, seed)
+    cfg = load_config(read_config(str(run_dir / 'config.yaml')))
+    if loaded is not None and seed in loaded:
+        return cfg, run_dir, loaded[seed]
+    latest = run_dir / 'ckpt' / LATEST
+    return cfg, run_dir, load_checkpoint(latest) if latest.is_file() else None
 
 
 def group_interrupted(group_dir: Path, signum: int) -> RunInterrupted:

@@ -10,22 +10,17 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from tqdm import tqdm
 
 from tidal.base.errors import TidalError
-from tidal.config import read_config
 from tidal.entry.run import Run, RunInterrupted
-from tidal.entry.run_checkpoints import LATEST
-from tidal.entry.seed_group import SeedGroup, group_interrupted
-from tidal.entry.setup import load_config
+from tidal.entry.seed_group import Loaded, SeedGroup, group_interrupted, seed_from_folder
 from tidal.registry import feed_class, policy_class
-from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.distributed import handle_signals
-from tidal.worker.run_groups import read_group, seed_folder
+from tidal.worker.run_groups import read_group
 
-Loaded = Optional[Mapping[int, Optional[dict[str, Any]]]]
 Share = Union[SeedGroup, 'SeedsInTurn']  # what a process of a group trains
 
 
@@ -60,7 +55,7 @@ class SeedsInTurn:
         spec = read_group(group_dir)
         self.group_dir = group_dir
         self.max_env_step, self.max_train_iter = spec['max_env_step'], spec['max_train_iter']
-        self.loaded = dict(loaded or {})
+        self.loaded = loaded
         self.pending = list(seeds)  # not yet ended, the one training first
         self.steps: dict[int, int] = {}  # env steps of the seeds built so far
         self.signum: Optional[int] = None
@@ -119,13 +114,7 @@ class SeedsInTurn:
         self.request_stop(signum)
 
     def _build(self, seed: int) -> Run:
-        run_dir = seed_folder(self.group_dir, seed)
-        cfg = load_config(read_config(str(run_dir / 'config.yaml')))
-        if seed in self.loaded:
-            state = self.loaded.pop(seed)
-        else:
-            latest = run_dir / 'ckpt' / LATEST
-            state = load_checkpoint(latest) if latest.is_file() else None
+        cfg, run_dir, state = seed_from_folder(self.group_dir, seed, self.loaded)
         feed_cls = feed_class(policy_class(cfg.policy.type, cfg.policy))
         run = Run(cfg, run_dir, feed_cls, self.max_env_step, self.max_train_iter, progress=False, resume_state=state)
         self.steps[seed] = run.env_step

@@ -28,7 +28,6 @@ MODES = ('learn', 'collect', 'eval')
 T = TypeVar('T')
 
 
-
 class Policy:
     """Base of every registered policy; `config` holds the keys all policies share."""
 

@@ -102,11 +102,10 @@ class SeedStack:
         self._reach_checked.add(position)
         keys = list(self.tensors)
         own = [self._seed_tensors[seed][keys.index(key)] for key in trainable]
+        differentiable = [(key, tensor) for key, tensor in zip(trainable, own) if tensor.requires_grad]
         value, _ = loss(batch)
-        grads = torch.autograd.grad(value, [tensor for tensor in own if tensor.requires_grad], allow_unused=True)
-        reached_alone = {key for key, tensor, grad in zip(
-            [key for key, tensor in zip(trainable, own) if tensor.requires_grad],
-            [tensor for tensor in own if tensor.requires_grad], grads) if grad is not None}
+        grads = torch.autograd.grad(value, [tensor for _, tensor in differentiable], allow_unused=True)
+        reached_alone = {key for (key, _), grad in zip(differentiable, grads) if grad is not None}
         for key in trainable:
             if (key in reached_alone) != (key in stacked_grads):
                 how = ('does not reach', 'reaches') if key in reached_alone else ('reaches', 'does not reach')
