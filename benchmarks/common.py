@@ -402,14 +402,15 @@ def _versions(python: Path, names: list[str]) -> dict[str, str | None]:
 
 
 def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
-    """Python of the SB3 venv, created on first use with the same torch build as tidal's.
+    """Python of the SB3 venv (with sb3-contrib), created on first use with the same torch build as tidal's.
 
     SB3 lives apart so it never becomes a dependency of tidal (with MuJoCo and what gymnasium's MuJoCo envs
     import); torch is installed first and pinned
     again in the second install so pip cannot swap it for another (multi-GB) build.
     """
-    return ensure_venv(venv, 'stable_baselines3, gymnasium.envs.mujoco',
-                       [[TORCH_PIN], ['stable-baselines3', 'gymnasium', 'mujoco', 'imageio', 'packaging', TORCH_PIN]])
+    return ensure_venv(venv, 'stable_baselines3, sb3_contrib, gymnasium.envs.mujoco',
+                       [[TORCH_PIN], ['stable-baselines3', 'sb3-contrib', 'gymnasium', 'mujoco', 'imageio', 'packaging',
+                                      TORCH_PIN]])
 
 
 def ensure_lightzero_venv(training: bool = False) -> Path:

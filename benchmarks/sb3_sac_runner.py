@@ -99,7 +99,7 @@ def learn_and_record(model: Any, args: argparse.Namespace, settings: dict) -> No
             'seed': args.seed, 'threads': args.threads, 'device': getattr(args, 'device', 'cpu'),
             'eval_every': args.eval_every, 'eval_episodes': args.eval_episodes, 'settings': settings,
             'versions': {name: importlib.metadata.version(name)
-                         for name in ('stable-baselines3', 'torch', 'gymnasium', 'numpy')}}
+                         for name in ('stable-baselines3', 'sb3-contrib', 'torch', 'gymnasium', 'numpy')}}
     (args.run_dir / 'run_info.json').write_text(json.dumps(info, indent=2) + '\n')
     print(json.dumps(summary))
 

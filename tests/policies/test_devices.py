@@ -33,6 +33,7 @@ OFF_POLICY = ('policy.random_collect_size=100', 'policy.learn.batch_size=32', *E
 SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'sac': ('pendulum_sac', 200, OFF_POLICY),
     'sac_v': ('pendulum_sac_v', 200, OFF_POLICY),
+    'crossq': ('pendulum_crossq', 200, OFF_POLICY),
     'sqil_sac': ('pendulum_sqil_sac', 200, (*OFF_POLICY, 'env.stop_value=null')),  # + its demonstrations
     'discrete_sac': ('cartpole_discrete_sac', 200, OFF_POLICY),
     'dqn': ('cartpole_dqn', 200, (*OFF_POLICY, 'policy.learn.update_per_collect=1')),

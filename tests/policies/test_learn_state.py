@@ -1,7 +1,8 @@
 """The learn state that the base class derives from each policy's `_learn_state`: the checkpoint keys of before.
 
 `data/learn_state_keys.json` holds the key paths of every zoo policy's learn state as the code wrote them before
-the hooks were derived (issue 37): checkpoints written then must still load.
+the hooks were derived (issue 37), and of each policy added since as it was first written: checkpoints written
+then must still load.
 """
 import json
 import pathlib
@@ -17,7 +18,8 @@ ZOO = {'sac': 'pendulum_sac', 'sac_v': 'pendulum_sac_v', 'discrete_sac': 'cartpo
        'sql': 'cartpole_sql', 'td3': 'pendulum_td3', 'ddpg': 'pendulum_ddpg', 'masac': 'mpe_spread_sac',
        'ppo': 'cartpole_ppo', 'a2c': 'cartpole_a2c', 'ppg': 'cartpole_ppg', 'taac': 'pendulum_taac',
        'taac_l': 'pendulum_taac_l', 'taac_q': 'pendulum_taac_q', 'sqil_sac': 'pendulum_sqil_sac',
-       'sqil': 'cartpole_sqil', 'muzero': 'cartpole_muzero', 'muzero_repr': 'cartpole_muzero_repr_ppo'}
+       'sqil': 'cartpole_sqil', 'muzero': 'cartpole_muzero', 'muzero_repr': 'cartpole_muzero_repr_ppo',
+       'crossq': 'pendulum_crossq'}
 
 
 def key_paths(tree, prefix=''):

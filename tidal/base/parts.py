@@ -3,8 +3,9 @@ of them, its learnable scalars (a temperature), optimizers, counters and the run
 
 Everything that handles a policy's parts reads them from here rather than from lists of its own that must agree:
 the checkpoint (`learn_state`, `weights`), what a seed group stacks (`stacked`), what acting reads and weight
-sync sends (`weights`: only the parts marked `acting`), and the optimizers gradients are averaged for
-(`optimizers`). A policy declares a part where it builds it:
+sync sends (`weights`: only the parts marked `acting`), the optimizers gradients are averaged for
+(`optimizers`), and the train or eval mode of every module (`use_mode`). A policy declares a part where it builds
+it:
 
     self._target_critic = self.parts.target('target_critic', TargetNetwork(self._model.critic))
     self._optimizer_q = self.parts.optimizer('optimizer_q', adam(self._model.critic.parameters(), lr))
@@ -12,7 +13,7 @@ sync sends (`weights`: only the parts marked `acting`), and the optimizers gradi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Protocol, TypeVar
+from typing import Any, Iterator, Optional, Protocol, TypeVar, Union
 
 import torch
 import torch.nn as nn
@@ -45,6 +46,8 @@ class Parts:
 
     def __init__(self) -> None:
         self._parts: dict[str, Part] = {}
+        self._mode: Any = None  # what `use_mode` was last given (a bool, or an optimizer's id)
+        self._mode_flags: dict[Any, list[tuple[nn.Module, bool]]] = {}
 
     def declare(self, key: str, kind: str, value: T, acting: bool = False, saved: bool = True) -> T:
         """Add `value` as a part of `kind` under `key`; returns `value`, so a declaration reads as an assignment."""
@@ -116,3 +119,40 @@ class Parts:
                         return (f"optimizer '{key}' steps a tensor that no declared part holds (parameter "
                                 f"{position} of its group {index}, shape {list(tensor.shape)})")
         return None
+
+    # ----- train and eval modes ------------------------------------------------------------------
+    def use_mode(self, learns: Union[bool, torch.optim.Optimizer]) -> None:
+        """Train mode for what learns, eval mode for the rest, as BatchNorm and Dropout need. `True`: every
+        declared network, target and scalar (an update); `False`: none (acting, a rollout's values, export); an
+        optimizer: the modules whose parameters it steps (one loss stage), while what the stage only reads (a
+        critic held constant under the actor's loss, the actor drawing the next actions of the critic's target,
+        a target network) is read as acting reads it. A module without parameters of its own (Dropout) follows
+        the module that holds it. The flags change only when the mode does."""
+        key = learns if isinstance(learns, bool) else id(learns)
+        if key == self._mode:
+            return
+        flags = self._mode_flags.get(key)
+        if flags is None:
+            flags = self._mode_flags[key] = self._flags(learns)
+        for module, flag in flags:
+            object.__setattr__(module, 'training', flag)  # a plain flag: nn.Module's attribute checks not needed
+        self._mode = key
+
+    def _flags(self, learns: Union[bool, torch.optim.Optimizer]) -> list[tuple[nn.Module, bool]]:
+        """(module, training) for every module of the declared networks, targets and scalars under `learns`."""
+        roots = self.stacked().values()
+        if isinstance(learns, bool):
+            return [(module, learns) for root in roots for module in root.modules()]
+        stepped = {id(tensor) for group in learns.param_groups for tensor in group['params']}
+        flags: list[tuple[nn.Module, bool]] = []
+
+        def visit(module: nn.Module, holder_learns: bool) -> None:
+            own = [id(tensor) for tensor in module.parameters()]
+            learns_here = any(tensor in stepped for tensor in own) if own else holder_learns
+            flags.append((module, learns_here))
+            for child in module.children():
+                visit(child, learns_here)
+
+        for root in roots:
+            visit(root, False)
+        return flags

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -16,17 +16,26 @@ def get_activation(name: str) -> type[nn.Module]:
     return ACTIVATIONS[name]
 
 
+#: builds a normalisation layer for a number of features (and an ensemble's size, in an ensemble)
+NormFactory = Callable[..., nn.Module]
+
+
 def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int | None = None,
-        activation: str = 'relu') -> nn.Sequential:
-    """Linear layers with `activation` between them; no activation after `out_dim`."""
+        activation: str = 'relu', norm: Optional[NormFactory] = None) -> nn.Sequential:
+    """Linear layers with `activation` between them; no activation after `out_dim`. With `norm`, a normalisation
+    layer before every linear layer."""
     act = get_activation(activation)
     layers: list[nn.Module] = []
     for size in hidden_sizes:
-        layers += [nn.Linear(in_dim, size), act()]
+        layers += [*_norm(norm, in_dim), nn.Linear(in_dim, size), act()]
         in_dim = size
     if out_dim is not None:
-        layers.append(nn.Linear(in_dim, out_dim))
+        layers += [*_norm(norm, in_dim), nn.Linear(in_dim, out_dim)]
     return nn.Sequential(*layers)
+
+
+def _norm(norm: Optional[NormFactory], features: int, **kwargs: int) -> list[nn.Module]:
+    return [] if norm is None else [norm(features, **kwargs)]
 
 
 class EnsembleLinear(nn.Module):
@@ -57,18 +66,32 @@ class EnsembleLinear(nn.Module):
         return f'in_dim={self.in_dim}, out_dim={self.out_dim}, ensemble_size={self.ensemble_size}'
 
 
+class _Broadcast(nn.Module):
+    """[B, in] -> [E, B, in] (a view): one copy of the input per ensemble member."""
+
+    def __init__(self, ensemble_size: int) -> None:
+        super().__init__()
+        self.ensemble_size = ensemble_size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.expand(self.ensemble_size, *x.shape) if x.dim() == 2 else x
+
+
 class EnsembleMLP(nn.Module):
     """`ensemble_size` MLPs of the same shape, run together: [B, in] -> [E, B, out]."""
 
     def __init__(self, in_dim: int, hidden_sizes: Sequence[int], out_dim: int, ensemble_size: int,
-                 activation: str = 'relu') -> None:
+                 activation: str = 'relu', norm: Optional[NormFactory] = None) -> None:
         super().__init__()
         act = get_activation(activation)
         layers: list[nn.Module] = []
+        if norm is not None:  # each member normalises its own input, so the input comes as [E, B, in]
+            layers.append(_Broadcast(ensemble_size))
         for size in hidden_sizes:
-            layers += [EnsembleLinear(in_dim, size, ensemble_size), act()]
+            layers += [*_norm(norm, in_dim, ensemble_size=ensemble_size), EnsembleLinear(in_dim, size, ensemble_size),
+                       act()]
             in_dim = size
-        layers.append(EnsembleLinear(in_dim, out_dim, ensemble_size))
+        layers += [*_norm(norm, in_dim, ensemble_size=ensemble_size), EnsembleLinear(in_dim, out_dim, ensemble_size)]
         self.net = nn.Sequential(*layers)
         self.ensemble_size = ensemble_size
 

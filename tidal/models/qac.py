@@ -5,14 +5,16 @@ their outputs come stacked along a leading ensemble dimension.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Sequence, Union
+from functools import partial
+from typing import Annotated, Any, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
 
 from tidal.base.defaults import ConfigRule
+from tidal.models.batch_renorm import BatchRenorm
 from tidal.models.heads import DiscreteHead, GaussianHead, TanhHead
-from tidal.models.mlp import EnsembleMLP, mlp
+from tidal.models.mlp import EnsembleMLP, NormFactory, mlp
 from tidal.registry import MODEL_REGISTRY
 
 _FLAT_ONLY = 'MLP models take flat vectors (use an encoder model for images)'
@@ -34,9 +36,9 @@ class ContinuousCritic(nn.Module):
     """Q(s, a) for `ensemble_size` critics: ([B, obs], [B, act]) -> [E, B]."""
 
     def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: Sequence[int], ensemble_size: int,
-                 activation: str = 'relu') -> None:
+                 activation: str = 'relu', norm: Optional[NormFactory] = None) -> None:
         super().__init__()
-        self.q = EnsembleMLP(obs_dim + action_dim, hidden_sizes, 1, ensemble_size, activation)
+        self.q = EnsembleMLP(obs_dim + action_dim, hidden_sizes, 1, ensemble_size, activation, norm)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.q(torch.cat([obs, action], dim=-1)).squeeze(-1)
@@ -55,17 +57,23 @@ class DiscreteCritic(nn.Module):
 
 
 class _ActorCritic(nn.Module):
-    """An MLP actor ending in `head_cls` beside an ensemble critic of class `critic_cls`."""
+    """An MLP actor ending in `head_cls` beside an ensemble critic of class `critic_cls`; with `norm`, a
+    normalisation layer before every linear layer of both (the heads' included)."""
 
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool, actor_hidden_sizes: Sequence[int],
                  critic_hidden_sizes: Sequence[int], activation: str, head_cls: type[nn.Module],
-                 critic_cls: type[nn.Module]) -> None:
+                 critic_cls: type[nn.Module], norm: Optional[NormFactory] = None) -> None:
         super().__init__()
         obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
         self.action_dim = action_dim
-        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
-        self.actor_head = head_cls(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, action_dim)
-        self.critic = critic_cls(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1, activation)
+        head_in = actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim
+        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation, norm=norm)
+        if norm is not None:
+            self.actor_body.append(norm(head_in))
+        self.actor_head = head_cls(head_in, action_dim)
+        critic_args = () if norm is None else (norm,)
+        self.critic = critic_cls(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1, activation,
+                                 *critic_args)
 
     def actor(self, obs: torch.Tensor) -> Any:
         return self.actor_head(self.actor_body(obs))
@@ -90,6 +98,24 @@ class ContinuousQAC(_ActorCritic):
                  critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
         super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
                          GaussianHead, ContinuousCritic)
+
+
+@MODEL_REGISTRY.register('batch_renorm_qac')
+class BatchRenormQAC(_ActorCritic):
+    """`continuous_qac` with batch renormalisation (`BatchRenorm`) before every linear layer of the actor and the
+    critics, as CrossQ's networks (wider critics by default, as Stable-Baselines3-contrib's CrossQ).
+
+    Learning updates the running statistics; acting reads them. A critic evaluated on the joint batch of (s, a)
+    and (s', a') normalises both halves by the same statistics, which is what lets CrossQ drop target networks.
+    """
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
+                 actor_hidden_sizes: Sequence[int] = (256, 256), critic_hidden_sizes: Sequence[int] = (1024, 1024),
+                 activation: str = 'relu', momentum: float = 0.01, eps: float = 1e-3,
+                 warmup_steps: int = 100_000) -> None:
+        norm = partial(BatchRenorm, momentum=momentum, eps=eps, warmup_steps=warmup_steps)
+        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
+                         GaussianHead, ContinuousCritic, norm)
 
 
 @MODEL_REGISTRY.register('deterministic_qac')

@@ -1,6 +1,7 @@
 """Registered policies; importing this package registers the built-in ones."""
 from tidal.policies.a2c import A2CPolicy
 from tidal.policies.base import Policy
+from tidal.policies.crossq import CrossQPolicy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
 from tidal.policies.muzero import MuZeroPolicy
@@ -15,6 +16,6 @@ from tidal.policies.sql import SQLPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
 
-__all__ = ['A2CPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+__all__ = ['A2CPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
            'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
            'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -20,6 +20,7 @@ from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, Lear
 from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.declared import check_rules_declared
 from tidal.models.acting import ActingNetwork
+from tidal.policies.common import run_plan
 from tidal.policies.compiled import CompiledUpdate, compile_mode
 from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
@@ -280,14 +281,9 @@ class Policy:
     # ----- train and eval modes of the networks ----------------------------------------------------
     def use_train_mode(self, training: bool) -> None:
         """Put every declared network, target and scalar in train mode (learning) or eval mode (acting, values of
-        a rollout, export), as BatchNorm and Dropout need; a flag per module, set only when the mode changes."""
-        modules = self.__dict__.get('_mode_modules')
-        if modules is None:
-            modules = self._mode_modules = [module for part in self.parts.stacked().values()
-                                            for module in part.modules()]
-        if modules and modules[0].training is not training:
-            for module in modules:
-                module.training = training
+        a rollout, export), as BatchNorm and Dropout need; within an update each loss stage narrows train mode to
+        what its optimizer steps (`Parts.use_mode`)."""
+        self.parts.use_mode(training)
 
     def in_train_mode(self, fn: Callable[..., T]) -> Callable[..., T]:
         """`fn` with the networks in train mode (an update, a plan of one, an extra learn view's step)."""
@@ -338,7 +334,7 @@ class Policy:
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The update of `batch` as loss stages (`tidal.base.stages`); a policy that defines it can train in a
-        seed group, and its `_forward_learn` is then `run_plan(self._learn_plan(batch), batch, self._compiled)`."""
+        seed group, and the default `_forward_learn` runs it."""
         raise NotImplementedError
 
     def learn_optimizers(self) -> list[torch.optim.Optimizer]:
@@ -373,8 +369,9 @@ class Policy:
         raise NotImplementedError
 
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        """One gradient update on a batch; returns 0-d tensors to log (and 'priority' if used)."""
-        raise NotImplementedError
+        """One gradient update on a batch; returns 0-d tensors to log (and 'priority' if used). By default the
+        stages of `_learn_plan`, in order, each with its networks in the modes of its optimizer."""
+        return run_plan(self._learn_plan(batch), batch, self._compiled, self.parts)
 
     def _monitor_vars_learn(self) -> list[str]:
         """The names every update returns: logged first, watched for NaN and inf, and required of the first one."""

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 import torch
 
 from tidal.base.gradient_sync import sync_gradients
+from tidal.base.parts import Parts
 from tidal.base.stages import LearnPlan
 from tidal.policies.compiled import CompiledUpdate
 from tidal.rl_utils.exploration import epsilon_at
@@ -105,15 +106,19 @@ def stage_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm: O
     return clipped_step(optimizer, loss, max_norm)
 
 
-def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[CompiledUpdate] = None) -> dict[str, Any]:
+def run_plan(plan: LearnPlan, batch: dict[str, Any], compiled: Optional[CompiledUpdate] = None,
+             parts: Optional[Parts] = None) -> dict[str, Any]:
     """One update of a single policy: each stage's loss on `batch` and its (clipped) step, in order; returns
     the plan's values with every stage's loss, gradient norm and logged values. With `compiled`, each stage's
-    loss and step run compiled (`policy.learn.compile`)."""
+    loss and step run compiled (`policy.learn.compile`); with the policy's `parts`, each stage's loss runs in
+    train mode for what its optimizer steps and eval mode for what it only reads."""
     info: dict[str, Any] = dict(plan.info)
     if compiled is not None:
         compiled.begin()
     for index, stage in enumerate(plan.stages):
         loss_fn = stage.loss if compiled is None else compiled.function(('stage', index), stage.loss)
+        if parts is not None:
+            parts.use_mode(stage.optimizer)
         with constant_parameters(stage.frozen):
             loss, values = loss_fn(batch)
         info.update(values)

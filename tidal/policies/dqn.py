@@ -21,7 +21,7 @@ from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.base import Policy
-from tidal.policies.common import (EpsilonClock, UpdateCount, adam, bootstrap_mask, run_plan, sample_categorical,
+from tidal.policies.common import (EpsilonClock, UpdateCount, adam, bootstrap_mask, sample_categorical,
                                    sample_weight, split_action_mask, td_reward)
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import gather_action, masked_logits, td_target
@@ -90,9 +90,6 @@ class DQNPolicy(Policy):
         self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(), learn.learning_rate))
         self._target = self.parts.target('target', TargetNetwork(self._model))
         self._updates = self.parts.counter('updates', UpdateCount())  # the clock of the target network's copies
-
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One step on the TD loss, then the target network's update."""

@@ -22,7 +22,7 @@ from tidal.base.modes import ActingSteps, EnvLayout, Timestep, no_draw
 from tidal.base.nest import leading_dim, tree_map
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, run_plan, split_action_mask
+from tidal.policies.common import adam, split_action_mask
 from tidal.rl_utils import gae
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
 
@@ -119,10 +119,6 @@ class OnPolicyActorCritic(Policy):
     # ----- learn mode ------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(), self._cfg.learn.learning_rate))
-
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch, self._compiled)
-
 
     # ----- collect mode ----------------------------------------------------------------------
     def _forward_collect(self, obs: Any, **kwargs: Any) -> dict[str, Any]:

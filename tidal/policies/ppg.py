@@ -95,7 +95,7 @@ class PPGPolicy(PPOPolicy):
         self._old_model.load_state_dict(self._model.state_dict())
 
     def _forward_aux(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._aux_plan(batch), batch, self._compiled)
+        return run_plan(self._aux_plan(batch), batch, self._compiled, self.parts)
 
     def _aux_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One clipped step on the joint loss; the auxiliary phase follows the policy phase's schedule."""

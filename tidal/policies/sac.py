@@ -22,7 +22,7 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.base.modes import ActingSteps, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import adam, bootstrap_mask, run_plan, sample_weight, td_reward
+from tidal.policies.common import adam, bootstrap_mask, sample_weight, td_reward
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
@@ -43,6 +43,9 @@ class SACPolicy(MaxEntropyActorCritic):
         learn=dict(
             # (bool) Learn log(alpha) rather than alpha itself (keeps alpha positive, better conditioned).
             log_space=True,
+            # (list[float in [0, 1)] of length 2) Adam's betas for every optimizer of the policy, the decays of its
+            # running means of the gradient and of its square.
+            betas=[0.9, 0.999],
         ),
     )
     action_space = 'continuous'
@@ -65,7 +68,7 @@ class SACPolicy(MaxEntropyActorCritic):
         if learn.init_w:
             self._model.actor_head.init_uniform(learn.init_w)
         self._optimizer_q = self.parts.optimizer('optimizer_q', adam(self._model.critic.parameters(),
-                                                                    learn.learning_rate_q))
+                                                                    learn.learning_rate_q, learn.betas))
         self._temperature = self.parts.scalar('temperature', Temperature(learn.alpha, learn.auto_alpha,
                                                                          learn.log_space).to(self._device))
         # the actor and the temperature share one optimizer: each loss sees the other's parameters
@@ -73,7 +76,7 @@ class SACPolicy(MaxEntropyActorCritic):
         self._optimizer_policy = self.parts.optimizer('optimizer_policy', adam([
             {'params': self._model.actor_parameters(), 'lr': learn.learning_rate_policy},
             {'params': list(self._temperature.parameters()), 'lr': learn.learning_rate_alpha},
-        ], learn.learning_rate_policy))
+        ], learn.learning_rate_policy, learn.betas))
         self._init_target_networks()
         self._target_entropy = self._configured_target_entropy(self._model.action_dim, self._default_target_entropy())
 
@@ -83,9 +86,6 @@ class SACPolicy(MaxEntropyActorCritic):
 
     def _default_target_entropy(self) -> float:
         return -float(np.prod(self._cfg.model.action_shape))
-
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The critic step, then one step of the actor and the temperature, then the Polyak update; the

@@ -47,7 +47,8 @@ class SACVPolicy(SACPolicy):
         super()._init_learn()
         self._reward_scale = self._cfg.learn.reward_scale
         self._optimizer_value = self.parts.optimizer('optimizer_value', adam(self._model.value.parameters(),
-                                                                            self._cfg.learn.learning_rate_value))
+                                                                            self._cfg.learn.learning_rate_value,
+                                                                            self._cfg.learn.betas))
 
     def _init_target_networks(self) -> None:
         # the Q target (eq. 8) bootstraps from V_target(s'): the Q critics need no target copy of their own

@@ -20,7 +20,7 @@ from tidal.models.acting import ActingNetwork, GreedyTrajectorySwitch
 from tidal.models.taac import keep_or_switch_values, switch_from_exponentials
 from tidal.base.device import policy_device
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import adam, bootstrap_mask, run_plan
+from tidal.policies.common import adam, bootstrap_mask
 from tidal.policies.max_entropy import MaxEntropyActorCritic
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import StepType, compare_through_return, step_type, tanh_gaussian_sample
@@ -176,9 +176,6 @@ class TAACPolicy(MaxEntropyActorCritic):
                            'lr': learn.learning_rate_alpha})
         self._optimizer = self.parts.optimizer('optimizer', adam(groups, learn.learning_rate_policy))
         self._target_critic = self.parts.target('target_critic', TargetNetwork(self._model.critic))
-
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """One step of critics, actor and temperatures on one loss, then the Polyak update. The loss's random

@@ -23,7 +23,7 @@ from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork
 from tidal.policies.base import Policy
-from tidal.policies.common import UpdateCount, adam, bootstrap_mask, run_plan, sample_weight, td_reward
+from tidal.policies.common import UpdateCount, adam, bootstrap_mask, sample_weight, td_reward
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import noisy_action, v_1step_td_error
 
@@ -95,9 +95,6 @@ class DDPGPolicy(Policy):
         self._target = self.parts.target('target', TargetNetwork(self._model))
         self._updates = self.parts.counter('updates', UpdateCount())  # critic steps: the delayed actor's clock
         self._last_actor_loss = torch.zeros((), device=self._device)
-
-    def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return run_plan(self._learn_plan(batch), batch, self._compiled)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """1. the critic step, 2. every actor_update_freq-th update an actor step on the critics held constant,

@@ -22,6 +22,7 @@ from torch.func import functional_call, vmap
 from tidal.base.errors import ConfigError
 from tidal.base.policy import PolicyLike
 from tidal.base.stages import LearnPlan, LossFn
+from tidal.models.batch_renorm import BatchRenorm
 
 CLIP_EPS = 1e-6  # as torch.nn.utils.clip_grad_norm_
 SHARED_STATE = ('step',)  # optimizer state entries that count steps: one for all seeds
@@ -30,6 +31,7 @@ SHARED_STATE = ('step',)  # optimizer state entries that count steps: one for al
 #: layers whose training forward a vmapped update cannot run: what each does that it cannot
 UNSTACKABLE_LAYERS: dict[type, str] = {
     nn.modules.batchnorm._BatchNorm: 'it updates its running statistics in place while learning',
+    BatchRenorm: 'it updates its running statistics in place while learning',
     nn.modules.dropout._DropoutNd: 'it draws random numbers while learning',
 }
 
