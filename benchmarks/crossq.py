@@ -60,7 +60,9 @@ def seed_jobs(args: argparse.Namespace, env: str, seed: int, sb3_python: Path) -
     tidal_dir, sb3_dir = runs / f'tidal_seed{seed}', runs / f'sb3_seed{seed}'
     overrides = merge_overrides([f'policy.model.critic_hidden_sizes=[{width},{width}]',
                                  f'policy.eval.evaluator.eval_freq={spec["eval_every"]}',
-                                 f'env.n_evaluator_episode={EVAL_EPISODES}'], args.extra_sets)
+                                 f'env.n_evaluator_episode={EVAL_EPISODES}',
+                                 'env.stop_value=null'],  # the whole budget: the zoo configs stop at their stop value
+                                args.extra_sets)
     sb3_cmd = [str(sb3_python), display_path(BENCH_DIR / 'sb3_crossq_runner.py'), '--env-id', spec['env_id'],
                '--learning-starts', str(spec['warmup']), '--policy-delay', str(spec['delay']),
                '--critic-width', str(width), '--seed', str(seed), '--steps', str(steps),
