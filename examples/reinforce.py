@@ -4,7 +4,6 @@ import torch
 
 from tidal import POLICY_REGISTRY, Policy
 from tidal.base.stages import LearnPlan, LossStage
-from tidal.policies.common import run_plan
 
 
 @POLICY_REGISTRY.register('reinforce')
@@ -43,7 +42,8 @@ class ReinforcePolicy(Policy):
             'optimizer', torch.optim.Adam(self._model.parameters(), lr=self._cfg.learn.learning_rate))
 
     def _learn_plan(self, batch):
-        # the update as a loss and its optimizer: a seed group (--seeds) stacks it over its seeds
+        # the update as a loss and its optimizer: the learn mode runs it (no _forward_learn needed), and a
+        # seed group (--seeds) stacks it over its seeds
         return LearnPlan([LossStage(self._optimizer, self._loss, grad_clip_norm=None)])
 
     def _loss(self, batch):
@@ -55,9 +55,6 @@ class ReinforcePolicy(Policy):
         loss = policy_loss + self._cfg.learn.value_weight * value_loss
         return loss, {'policy_loss': policy_loss.detach(), 'value_loss': value_loss.detach(),
                       'entropy': dist.entropy().mean().detach()}
-
-    def _forward_learn(self, batch):
-        return run_plan(self._learn_plan(batch), batch)
 
     def _monitor_vars_learn(self):
         return ['policy_loss', 'value_loss', 'entropy']

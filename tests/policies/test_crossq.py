@@ -3,6 +3,7 @@ network, the actor and temperature stepping every actor_update_freq updates; its
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 
@@ -18,6 +19,8 @@ from tidal.models.batch_renorm import BatchRenorm
 from tidal.worker.builders import build_policy, set_seed
 
 ROWS = 8
+SHORT = ('policy.random_collect_size=100', 'policy.learn.batch_size=32', 'env.n_evaluator_episode=1',
+         'env.evaluator_env_num=1')
 
 
 def crossq(*overrides: str):
@@ -117,15 +120,18 @@ def test_crossq_refuses_the_multi_agent_form_in_one_line():
         crossq('policy.multi_agent=True')
 
 
-def test_a_seed_group_trains_crossq_in_turn():
+def test_a_seed_group_trains_crossq_in_turn(tmp_path):
     cfg = load_config('pendulum_crossq')
     assert stacking_pays(cfg) == (False, "its layer 'model.actor_body.0' (BatchRenorm: it updates its running "
                                          "statistics in place while learning)")
+    group = train('pendulum_crossq', seeds=[0, 1], max_env_step=150, progress=False,
+                  overrides=[f'exp_name={tmp_path / "group"}', 'seed_group.processes=1', *SHORT])
+    assert [run.evals[-1]['env_step'] for run in group.runs] == [150, 150]
+    assert json.loads((tmp_path / 'group' / 'group.json').read_text())['stacked'] is False
 
 
 def test_a_short_run_learns_resumes_and_exports_as_its_eval_mode_acts(tmp_path):
-    overrides = [f'exp_name={tmp_path / "run"}', 'policy.random_collect_size=100', 'policy.learn.batch_size=32',
-                 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1', 'policy.eval.evaluator.eval_freq=100']
+    overrides = [f'exp_name={tmp_path / "run"}', *SHORT, 'policy.eval.evaluator.eval_freq=100']
     first = train('pendulum_crossq', seed=0, max_env_step=250, progress=False, overrides=overrides)
     assert len(first.evals) >= 2 and all(np.isfinite(row['return_mean']) for row in first.evals)
     resumed = resume(tmp_path / 'run', progress=False, max_env_step=400)

@@ -1,4 +1,4 @@
-"""The learn state that the base class derives from each policy's `_learn_state`: the checkpoint keys of before.
+"""The learn state that the base class derives from each policy's declared parts: the checkpoint keys of before.
 
 `data/learn_state_keys.json` holds the key paths of every zoo policy's learn state as the code wrote them before
 the hooks were derived (issue 37), and of each policy added since as it was first written: checkpoints written
@@ -57,5 +57,5 @@ def test_learn_state_keeps_the_checkpoint_keys_of_before_and_loads_into_another_
 ])
 def test_learn_optimizers_are_those_of_the_learn_state_in_their_order(name, optimizers):
     policy = learner(name, 0)
-    parts = policy._learn_state()
+    parts = policy.parts.learn_state()
     assert policy.learn_optimizers() == [parts[key] for key in optimizers]

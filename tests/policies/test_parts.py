@@ -61,9 +61,9 @@ def test_a_policys_weights_and_learn_state_are_its_declared_parts(config, weight
     set_seed(0)
     policy = build_policy(load_config(config))
     assert list(policy.weights()) == weights
-    assert list(policy._learn_state()) == learn_state
+    assert list(policy.parts.learn_state()) == learn_state
     assert list(policy.learn_mode.state_dict()) == [*weights, *learn_state]
-    assert set(policy.stacked_modules()) >= {'model'} | {key for key in learn_state
+    assert set(policy.parts.stacked()) >= {'model'} | {key for key in learn_state
                                                          if 'optimizer' not in key and key != 'updates'}
 
 
@@ -80,3 +80,44 @@ def test_an_optimizer_stepping_a_tensor_no_part_holds_stops_the_build_in_one_lin
                                          r"declared part holds \(parameter 0 of its group 0, shape \[\]\); declare "
                                          r"the module that holds it"):
         Careless(load_config('cartpole_dqn').policy)
+
+
+class Holder(nn.Module):
+    """An actor and a critic in one module, with a Dropout of its own (no parameters) beside them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        self.critic = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.1))
+        self.dropout = nn.Dropout(0.1)
+
+
+def test_a_stage_trains_what_its_optimizer_steps_and_the_rest_reads_as_acting_does():
+    parts = Parts()
+    model = parts.network('model', Holder())
+    target = parts.target('target', TargetNetwork(model.critic))
+    actor_step = parts.optimizer('actor', torch.optim.SGD(model.actor.parameters(), lr=0.1))
+    critic_step = parts.optimizer('critic', torch.optim.SGD(model.critic.parameters(), lr=0.1))
+    parts.use_mode(actor_step)
+    assert model.actor[1].training and not model.critic[1].training and not target.net[1].training
+    assert model.dropout.training  # no parameters of its own: it follows the model, which the stage steps
+    parts.use_mode(critic_step)
+    assert not model.actor[1].training and model.critic[1].training and not target.net[1].training
+    parts.use_mode(False)
+    assert not any(module.training for module in [*model.modules(), *target.modules()])
+    learning = parts.in_mode(lambda: model.actor[1].training and target.net[1].training, True)
+    assert learning()
+
+
+def test_a_random_stream_and_a_helpers_parts_round_trip_through_the_state():
+    helper = Parts()
+    generator = helper.stream('generator', torch.Generator().manual_seed(3))
+    helper.counter('updates', UpdateCount(as_int=True))
+    parts = Parts()
+    parts.network('model', nn.Linear(2, 2), acting=True)
+    parts.include(helper)
+    state = parts.state_dict()
+    assert list(state) == ['model', 'generator', 'updates'] and state['updates'] == 0
+    first = torch.rand(3, generator=generator)
+    parts.load_state_dict(state)
+    assert torch.equal(torch.rand(3, generator=generator), first)  # the stream starts again where it was saved

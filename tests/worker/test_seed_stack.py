@@ -39,7 +39,7 @@ def batches_for(round_index, make, seeds=SEEDS):
 
 
 def weights(policy):
-    return {f'{name}.{key}': tensor.detach().clone() for name, module in policy.stacked_modules().items()
+    return {f'{name}.{key}': tensor.detach().clone() for name, module in policy.parts.stacked().items()
             for key, tensor in [*module.named_parameters(), *module.named_buffers()]}
 
 
@@ -180,7 +180,7 @@ def test_checkpoint_of_one_seed_holds_only_its_own_slice(tmp_path):
 def test_stacked_ppg_aux_updates_equal_each_seed_alone():
     overrides = ['policy.aux.interval=2']
     alone, group = policies('cartpole_ppg', overrides), policies('cartpole_ppg', overrides)
-    assert 'old_model' in group[0].stacked_modules()
+    assert 'old_model' in group[0].parts.stacked()
     stack = SeedStack(group)
     # pi_old frozen first, then policy-phase updates move the policy away from it: the KL term of the aux
     # loss has gradients well above rounding (at pi == pi_old Adam would magnify rounding noise of a zero gradient)

@@ -1,5 +1,6 @@
 """What a policy is made of, declared once, each part under its checkpoint key: its networks, the target copies
-of them, its learnable scalars (a temperature), optimizers, counters and the running statistics acting updates.
+of them, its learnable scalars (a temperature), optimizers, counters, random streams and the running statistics
+acting updates.
 
 Everything that handles a policy's parts reads them from here rather than from lists of its own that must agree:
 the checkpoint (`learn_state`, `weights`), what a seed group stacks (`stacked`), what acting reads and weight
@@ -13,12 +14,12 @@ it:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Protocol, TypeVar, Union
+from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar, Union
 
 import torch
 import torch.nn as nn
 
-KINDS = ('network', 'target', 'scalar', 'optimizer', 'counter', 'statistics')
+KINDS = ('network', 'target', 'scalar', 'optimizer', 'counter', 'stream', 'statistics')
 T = TypeVar('T')
 
 
@@ -39,6 +40,24 @@ class Part:
     value: Any
     acting: bool = False
     saved: bool = True  # kept by the checkpoint (a network rebuilt from others before each use is not)
+
+
+class RandomStream:
+    """A torch.Generator as a part: its state is what a checkpoint keeps."""
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.generator = generator
+
+    def state_dict(self) -> torch.Tensor:
+        return self.generator.get_state()
+
+    def load_state_dict(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)
+
+
+def _saved(part: Part) -> Stateful:
+    """What a checkpoint keeps of `part`: a target network's copy, else the part itself."""
+    return part.value.net if part.kind == 'target' else part.value
 
 
 class Parts:
@@ -76,9 +95,21 @@ class Parts:
         """A count the update keeps (updates made, a schedule's clock), saved by its state_dict."""
         return self.declare(key, 'counter', counter)
 
+    def stream(self, key: str, generator: torch.Generator) -> torch.Generator:
+        """A random stream an update draws from (which samples to reanalyze): saved as the generator's state, so a
+        resumed run draws what the run would have."""
+        self.declare(key, 'stream', RandomStream(generator))
+        return generator
+
     def statistics(self, key: str, statistics: T) -> T:
         """Running statistics that acting updates (an observation or return normaliser)."""
         return self.declare(key, 'statistics', statistics, acting=True)
+
+    def include(self, other: Parts, leave_out: tuple[str, ...] = ()) -> None:
+        """Declare here every part of `other` (a helper that keeps parts of its own) but those keyed `leave_out`."""
+        for part in other:
+            if part.key not in leave_out:
+                self.declare(part.key, part.kind, part.value, part.acting, part.saved)
 
     def __iter__(self) -> Iterator[Part]:
         return iter(self._parts.values())
@@ -96,8 +127,16 @@ class Parts:
     def learn_state(self) -> dict[str, Stateful]:
         """What a checkpoint keeps of the learn mode besides `weights`: target networks (as their copies),
         learnable scalars, optimizers, counters and the networks acting does not read."""
-        return {part.key: part.value.net if part.kind == 'target' else part.value
-                for part in self if not part.acting and part.saved}
+        return {part.key: _saved(part) for part in self if not part.acting and part.saved}
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every saved part's state under its key (a target network's as its copy's)."""
+        return {part.key: _saved(part).state_dict() for part in self if part.saved}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for part in self:
+            if part.saved:
+                _saved(part).load_state_dict(state[part.key])
 
     def stacked(self) -> dict[str, nn.Module]:
         """Every module whose tensors an update reads or writes (networks, targets, scalars): a seed group stacks
@@ -137,6 +176,13 @@ class Parts:
         for module, flag in flags:
             object.__setattr__(module, 'training', flag)  # a plain flag: nn.Module's attribute checks not needed
         self._mode = key
+
+    def in_mode(self, fn: Callable[..., T], learns: bool) -> Callable[..., T]:
+        """`fn` with the networks in train mode (`learns`: an update, a plan of one) or eval mode (acting)."""
+        def call(*args: Any, **kwargs: Any) -> T:
+            self.use_mode(learns)
+            return fn(*args, **kwargs)
+        return call
 
     def _flags(self, learns: Union[bool, torch.optim.Optimizer]) -> list[tuple[nn.Module, bool]]:
         """(module, training) for every module of the declared networks, targets and scalars under `learns`."""

@@ -22,7 +22,7 @@ class LossStage:
     """One gradient step: minimise `loss` with `optimizer`, its gradient norm clipped to `grad_clip_norm`.
 
     For a seed group the loss must read parameters only through the policy's stacked modules
-    (`Policy.stacked_modules`), draw no random numbers, and not branch on the values of the batch.
+    (`Parts.stacked`), draw no random numbers, and not branch on the values of the batch.
     """
 
     optimizer: torch.optim.Optimizer

@@ -90,7 +90,7 @@ def export_policy(source: str | os.PathLike, format: str = 'torchscript',
     set_seed(cfg.seed)
     policy = saved_policy(saved)
     steps = real_observations(cfg)
-    policy.use_train_mode(False)  # the exported layers act as evaluation does (BatchNorm statistics, no Dropout)
+    policy.parts.use_mode(False)  # the exported layers act as evaluation does (BatchNorm statistics, no Dropout)
     acting = policy.export_actor(action_mask=_has_action_mask(steps[0][0]))
     policy.cfg.eval.update(acting.eval_overrides)
     bounds = env_interface(cfg).bounds if acting.is_policy else None

@@ -18,6 +18,10 @@ class BatchRenorm(nn.Module):
     """Per-feature batch renormalisation of [..., B, F] over its rows B; with `ensemble_size`, of [E, B, F], each
     member with its own statistics, scale and shift. The running variance, like the batch's, is the biased one."""
 
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+    steps: torch.Tensor
+
     def __init__(self, features: int, ensemble_size: Optional[int] = None, momentum: float = 0.01,
                  eps: float = 1e-3, warmup_steps: int = 100_000, r_max: float = 3.0, d_max: float = 5.0) -> None:
         super().__init__()

@@ -6,7 +6,7 @@ The workers never touch a policy's internals: the learner calls `learn_mode`, co
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
+from typing import Any, Iterable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -15,7 +15,7 @@ from easydict import EasyDict
 from tidal.base.defaults import FreeDict, class_defaults, mro_owners
 from tidal.base.errors import ConfigError, TidalError
 from tidal.base.device import policy_device
-from tidal.base.parts import Parts, Stateful
+from tidal.base.parts import Parts
 from tidal.base.modes import ActingSteps, CollectView, EnvLayout, EvalView, LearnView, PolicyViews, Timestep
 from tidal.base.stages import LearnPlan, PlanFn
 from tidal.config.declared import check_rules_declared
@@ -26,7 +26,6 @@ from tidal.registry import MODEL_REGISTRY, POLICY_REGISTRY, import_names
 from tidal.rl_utils.normalizer import RunningMeanStd
 
 MODES = ('learn', 'collect', 'eval')
-T = TypeVar('T')
 
 
 class Policy:
@@ -256,18 +255,18 @@ class Policy:
         self._check_enabled('learn')
         plan = self._plan_fn()
         return LearnView(
-            forward=self.in_train_mode(self._forward_learn), state_dict=self._state_dict_learn,
+            forward=self.parts.in_mode(self._forward_learn, True), state_dict=self._state_dict_learn,
             load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
             reset=self._reset_learn, optimizers=self._optimizers_learn, cfg=self._cfg,
-            plan=None if plan is None else self.in_train_mode(plan))
+            plan=None if plan is None else self.parts.in_mode(plan, True))
 
     @property
     def collect_mode(self) -> CollectView:
         self._check_enabled('collect')
         return CollectView(
-            forward=self._in_eval_mode(self._forward_collect), random_action=self._random_action,
+            forward=self.parts.in_mode(self._forward_collect, False), random_action=self._random_action,
             process_transition=self._process_transition,
-            get_train_sample=self._in_eval_mode(self._get_train_sample),
+            get_train_sample=self.parts.in_mode(self._get_train_sample, False),
             reset=self._reset_collect, state_dict=self._state_dict_collect,
             load_state_dict=self._load_state_dict_collect, weights=self.weights, load_weights=self.load_weights,
             running_statistics=self.running_statistics, cfg=self._cfg, steps=self._own_acting_steps('collect'))
@@ -275,28 +274,8 @@ class Policy:
     @property
     def eval_mode(self) -> EvalView:
         self._check_enabled('eval')
-        return EvalView(forward=self._in_eval_mode(self._forward_eval), reset=self._reset_eval,
+        return EvalView(forward=self.parts.in_mode(self._forward_eval, False), reset=self._reset_eval,
                         seed=self._seed_eval, cfg=self._cfg, steps=self._own_acting_steps('eval'))
-
-    # ----- train and eval modes of the networks ----------------------------------------------------
-    def use_train_mode(self, training: bool) -> None:
-        """Put every declared network, target and scalar in train mode (learning) or eval mode (acting, values of
-        a rollout, export), as BatchNorm and Dropout need; within an update each loss stage narrows train mode to
-        what its optimizer steps (`Parts.use_mode`)."""
-        self.parts.use_mode(training)
-
-    def in_train_mode(self, fn: Callable[..., T]) -> Callable[..., T]:
-        """`fn` with the networks in train mode (an update, a plan of one, an extra learn view's step)."""
-        def call(*args: Any, **kwargs: Any) -> T:
-            self.use_train_mode(True)
-            return fn(*args, **kwargs)
-        return call
-
-    def _in_eval_mode(self, fn: Callable[..., T]) -> Callable[..., T]:
-        def call(*args: Any, **kwargs: Any) -> T:
-            self.use_train_mode(False)
-            return fn(*args, **kwargs)
-        return call
 
     def _own_acting_steps(self, mode: str) -> Optional[ActingSteps]:
         """`_acting_steps(mode)`, unless a subclass overrides the mode's forward below the class that stated
@@ -345,11 +324,6 @@ class Policy:
                 optimizers += [optimizer for optimizer in view.optimizers() if optimizer not in optimizers]
         return optimizers
 
-    def stacked_modules(self) -> dict[str, nn.Module]:
-        """Every module a loss stage reads, by name (the declared networks, targets and scalars): a seed group
-        stacks their weights over its seeds."""
-        return self.parts.stacked()
-
     def extra_views(self) -> dict[str, Any]:
         """Views besides the three modes that this policy's data feed needs, by name (PPG: 'aux')."""
         return {}
@@ -377,17 +351,12 @@ class Policy:
         """The names every update returns: logged first, watched for NaN and inf, and required of the first one."""
         return []
 
-    def _learn_state(self) -> dict[str, Stateful]:
-        """What a checkpoint keeps of the learn mode besides `weights()`, each under its checkpoint key: the
-        declared parts acting does not read (target networks, temperatures, optimizers, update counts)."""
-        return self.parts.learn_state()
-
     def _state_dict_learn(self) -> dict[str, Any]:
-        return {**self.weights(), **{key: part.state_dict() for key, part in self._learn_state().items()}}
+        return {**self.weights(), **{key: part.state_dict() for key, part in self.parts.learn_state().items()}}
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         self.load_weights(state)
-        for key, part in self._learn_state().items():
+        for key, part in self.parts.learn_state().items():
             part.load_state_dict(state[key])
 
     def _reset_learn(self) -> None:

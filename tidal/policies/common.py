@@ -33,13 +33,14 @@ def adam(params: Iterable[Any], lr: float, betas: Sequence[float] = (0.9, 0.999)
 
 class UpdateCount:
     """How many updates a policy has made (the clock of its target copies or delayed steps), kept by its
-    checkpoint as a 0-d tensor."""
+    checkpoint as a 0-d tensor (`as_int`: as a Python int, the form MuZero's checkpoints have)."""
 
-    def __init__(self) -> None:
+    def __init__(self, as_int: bool = False) -> None:
         self.value = 0
+        self.as_int = as_int
 
-    def state_dict(self) -> torch.Tensor:
-        return torch.tensor(self.value)
+    def state_dict(self) -> torch.Tensor | int:
+        return self.value if self.as_int else torch.tensor(self.value)
 
     def load_state_dict(self, state: torch.Tensor) -> None:
         self.value = int(state)

@@ -91,6 +91,7 @@ class MuZeroPolicy(RepresentationOptions, Policy):
         seed = int(torch.randint(2**62, ()))
         self._learner = RepresentationLearner(self._model, self._cfg.repr, self._search_cfg, self._device, seed,
                                               self._compiled)
+        self.parts.include(self._learner.parts, leave_out=('model',))  # the model: this policy's acting network
 
     def make_unroll_batch(self, buffer: TrajectoryStore, env_ids: torch.Tensor, positions: torch.Tensor
                           ) -> dict[str, Any]:
@@ -103,17 +104,8 @@ class MuZeroPolicy(RepresentationOptions, Policy):
     def _forward_learn(self, batch: dict[str, Any]) -> dict[str, Any]:
         return self._learner.train(batch, weight=batch.get('weight') if self._cfg.priority_IS_weight else None)
 
-    def _optimizers_learn(self) -> list[torch.optim.Optimizer]:
-        return [self._learner.optimizer]
-
     def _monitor_vars_learn(self) -> list[str]:
         return self._learner.monitor_vars()
-
-    def _state_dict_learn(self) -> dict[str, Any]:
-        return self._learner.state_dict()
-
-    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        self._learner.load_state_dict(state)
 
     # ----- collect mode ----------------------------------------------------------------------
     def temperature(self, env_step: int) -> float:

@@ -22,10 +22,11 @@ from easydict import EasyDict
 
 from tidal.base.errors import ConfigError
 from tidal.base.modes import TrajectoryStore
+from tidal.base.parts import Parts
 from tidal.mcts import SearchConfig, search, visit_policy
 from tidal.models.muzero import MuZeroModel, MuZeroOutput, MuZeroTargets
 from tidal.models.target import TargetNetwork
-from tidal.policies.common import split_action_mask, stage_step
+from tidal.policies.common import UpdateCount, split_action_mask, stage_step
 from tidal.policies.compiled import CompiledUpdate
 from tidal.rl_utils.horizon import linear_td_steps
 from tidal.rl_utils.unroll import scale_gradient, unrolled_value_targets
@@ -152,11 +153,21 @@ class RepresentationLearner:
         self.model, self.opts, self.device = model, opts, device
         self.compiled = compiled  # policy.learn.compile: the loss and the step compiled
         self.search_cfg = model_search_config(search_cfg, opts)
-        self.target = TargetNetwork(model)
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=opts.learning_rate, weight_decay=opts.weight_decay)
-        self.generator = torch.Generator()  # which samples to reanalyze, random actions past episode ends
+        # what the learner keeps, under its checkpoint keys; a policy includes them in its own parts
+        self.parts = Parts()
+        self.parts.network('model', model)
+        self.target = self.parts.target('target', TargetNetwork(model))
+        self.optimizer = self.parts.optimizer('optimizer', torch.optim.Adam(
+            model.parameters(), lr=opts.learning_rate, weight_decay=opts.weight_decay))
+        self._updates = self.parts.counter('updates', UpdateCount(as_int=True))
+        # which samples to reanalyze, random actions past episode ends
+        self.generator = self.parts.stream('generator', torch.Generator())
         self.generator.manual_seed(seed)
-        self.updates = 0
+
+    @property
+    def updates(self) -> int:
+        """Gradient steps made so far."""
+        return self._updates.value
 
     # ----- targets ---------------------------------------------------------------------------
     @torch.no_grad()
@@ -311,8 +322,8 @@ class RepresentationLearner:
         terms, priority = losses(batch, weight)
         grad_norm = stage_step(self.optimizer, terms['loss'], opts.grad_clip_norm, True, self.compiled)
         assert grad_norm is not None  # always measured
-        self.updates += 1
-        if self.updates % opts.target_update_period == 0:
+        self._updates.value += 1
+        if self._updates.value % opts.target_update_period == 0:
             self.target.update(opts.target_update_tau)
         info = {f'{name}_loss': term.detach().mean() for name, term in terms.items() if name != 'loss'}
         info.update(total_loss=terms['loss'].detach(), grad_norm=grad_norm.detach(), priority=priority)
@@ -358,13 +369,7 @@ class RepresentationLearner:
         return names
 
     def state_dict(self) -> dict[str, Any]:
-        return {'model': self.model.state_dict(), 'target': self.target.net.state_dict(),
-                'optimizer': self.optimizer.state_dict(), 'updates': self.updates,
-                'generator': self.generator.get_state()}
+        return self.parts.state_dict()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state['model'])
-        self.target.net.load_state_dict(state['target'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.updates = int(state['updates'])
-        self.generator.set_state(state['generator'])
+        self.parts.load_state_dict(state)

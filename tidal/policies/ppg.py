@@ -82,7 +82,7 @@ class PPGPolicy(PPOPolicy):
     def aux_mode(self) -> LearnView:
         """The auxiliary phase as a learn mode of its own: `reset` opens a phase, `forward` is one update."""
         self._check_enabled('learn')
-        return LearnView(forward=self.in_train_mode(self._forward_aux), plan=self.in_train_mode(self._aux_plan),
+        return LearnView(forward=self.parts.in_mode(self._forward_aux, True), plan=self.parts.in_mode(self._aux_plan, True),
                          state_dict=self._state_dict_learn,
                          load_state_dict=self._load_state_dict_learn, monitor_vars=lambda: list(AUX_MONITORS),
                          reset=self._begin_aux_phase, optimizers=lambda: [self._aux_optimizer], cfg=self._cfg)

@@ -66,7 +66,7 @@ class SeedStack:
 
     def __init__(self, policies: Sequence[PolicyLike]) -> None:
         self.size = len(policies)
-        modules = [policy.stacked_modules() for policy in policies]
+        modules = [policy.parts.stacked() for policy in policies]
         layer = unstackable_layer(modules[0])
         if layer is not None:
             raise ConfigError(f"a seed group cannot stack this policy's updates: its {layer}; set "
@@ -204,7 +204,7 @@ class SeedStack:
             for group in first.param_groups:
                 for param in group['params']:
                     if id(param) not in self._key_of:
-                        raise ConfigError('a seed group steps only the tensors of Policy.stacked_modules(); an '
+                        raise ConfigError('a seed group steps only the tensors of the declared parts (Parts.stacked); an '
                                           'optimizer of this policy steps another one')
                     keys.append(self._key_of[id(param)])
             stacked = _StackedOptimizer(first, [own[position] for own in self._seed_optimizers], keys, self.tensors)
