@@ -1,0 +1,176 @@
+"""One off-policy update against this machine's arithmetic floor: the matrix products it must do, timed alone.
+
+For each policy the script records one update of its zoo config on a fixed batch with the profiler (every
+matrix product with its shapes), counts their FLOPs, then times exactly those products back to back on random
+tensors of the same shapes: that time is the floor no implementation of the same update can beat on this
+machine and thread count. The update's own time is reported as the fraction floor / update (1.0: nothing but
+arithmetic), beside where the rest goes by the profiler's self times (matrix products, elementwise ops, the
+optimizer, and what no op accounts for: Python, dispatch, autograd's bookkeeping) and the ops run per update
+(on a GPU, each is a kernel launch).
+
+    python benchmarks/update_floor.py [--policies sac td3 dqn discrete_sac crossq] [--threads 1] [--updates 200]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from common import BENCH_DIR, display_path
+from tidal.entry.setup import load_config
+from tidal.worker.builders import build_policy, set_seed
+
+BATCH = 256
+# policy -> (zoo config, overrides): the zoo's networks; CrossQ with critics as narrow as SAC's, as its benchmark
+POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    'sac': ('pendulum_sac', ()),
+    'td3': ('pendulum_td3', ()),
+    'dqn': ('cartpole_dqn', ()),
+    'discrete_sac': ('cartpole_discrete_sac', ()),
+    'crossq': ('pendulum_crossq', ('policy.model.critic_hidden_sizes=[256,256]',)),
+}
+MATMULS = {'aten::mm': 'mm', 'aten::addmm': 'addmm', 'aten::bmm': 'bmm', 'aten::baddbmm': 'baddbmm'}
+OPTIMIZER = ('aten::_fused_adam', 'aten::_foreach')
+
+
+def replay_batch(cfg: Any) -> dict[str, torch.Tensor]:
+    """A fixed replayed batch of the config's shapes (flat observations)."""
+    g = torch.Generator().manual_seed(0)
+    obs_dim = int(cfg.policy.model.obs_shape)
+    discrete = 'discrete' in cfg.policy.type or cfg.policy.type == 'dqn'
+    action_shape = cfg.policy.model.action_shape
+    action = (torch.randint(0, int(action_shape), (BATCH,), generator=g) if discrete
+              else torch.rand(BATCH, int(action_shape), generator=g) * 2 - 1)
+    return dict(obs=torch.randn(BATCH, obs_dim, generator=g), action=action, reward=torch.randn(BATCH, generator=g),
+                next_obs=torch.randn(BATCH, obs_dim, generator=g), terminated=torch.zeros(BATCH, dtype=torch.bool),
+                truncated=torch.zeros(BATCH, dtype=torch.bool))
+
+
+def one_update(name: str) -> Callable[[], None]:
+    config, overrides = POLICIES[name]
+    set_seed(0)
+    cfg = load_config(config, overrides=[f'policy.learn.batch_size={BATCH}', *overrides])
+    policy = build_policy(cfg, enable_field=('learn',))
+    batch = replay_batch(cfg)
+    forward = policy.learn_mode.forward
+    return lambda: forward(dict(batch))
+
+
+def updates_per_s(update: Callable[[], None], n: int) -> float:
+    for _ in range(max(10, n // 10)):
+        update()
+    start = time.perf_counter()
+    for _ in range(n):
+        update()
+    return n / (time.perf_counter() - start)
+
+
+def recorded_update(update: Callable[[], None], n: int = 20) -> tuple[list[tuple[str, list]], dict[str, float], int]:
+    """From `n` profiled updates: the matrix products of one update with their input shapes, the shares of its
+    profiled wall time by the ops' self times (what no op accounts for is Python, dispatch and autograd's
+    bookkeeping), and the ops that compute per update (leaf ops; on a GPU, each a kernel launch)."""
+    for _ in range(5):
+        update()
+    start = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(n):
+            update()
+    wall = (time.perf_counter() - start) * 1e6
+    events = [event for event in prof.events() if event.name.startswith('aten::')]
+    products = [(MATMULS[event.name], event.input_shapes) for event in events if event.name in MATMULS]
+    times: Counter = Counter()
+    for event in events:
+        if event.name in MATMULS:
+            times['matrix products'] += event.self_cpu_time_total
+        elif any(event.name.startswith(prefix) for prefix in OPTIMIZER):
+            times['optimizer'] += event.self_cpu_time_total
+        else:
+            times['elementwise and other ops'] += event.self_cpu_time_total
+    times['Python, dispatch, autograd'] = max(0.0, wall - sum(times.values()))
+    shares = {key: value / wall for key, value in times.items()}
+    leaves = sum(1 for event in events if not any(child.name.startswith('aten::') for child in event.cpu_children))
+    return products[:len(products) // n], shares, leaves // n
+
+def product_inputs(kind: str, shapes: list) -> tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]:
+    op = {'mm': torch.mm, 'addmm': torch.addmm, 'bmm': torch.bmm, 'baddbmm': torch.baddbmm}[kind]
+    tensors = tuple(torch.randn(shape) for shape in shapes if shape)
+    return op, tensors[:3] if kind in ('addmm', 'baddbmm') else tensors[:2]
+
+
+def flops(kind: str, shapes: list) -> int:
+    a, b = (shapes[1], shapes[2]) if kind in ('addmm', 'baddbmm') else (shapes[0], shapes[1])
+    batch = a[0] if len(a) == 3 else 1
+    return 2 * batch * a[-2] * a[-1] * b[-1]
+
+
+def floor_seconds(products: list[tuple[str, list]], repeats: int) -> float:
+    """Seconds per update of the recorded products alone, back to back."""
+    calls = [product_inputs(kind, shapes) for kind, shapes in products]
+    for op, args in calls:
+        op(*args)
+    best = float('inf')
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            for op, args in calls:
+                op(*args)
+        best = min(best, (time.perf_counter() - start) / repeats)
+    return best
+
+
+def measure(name: str, updates: int) -> dict[str, Any]:
+    update = one_update(name)
+    products, shares, ops = recorded_update(update)
+    total_flops = sum(flops(kind, shapes) for kind, shapes in products)
+    floor = floor_seconds(products, max(20, updates // 4))
+    rate = updates_per_s(update, updates)
+    update_s = 1 / rate
+    return {'updates_per_s': rate, 'update_ms': update_s * 1e3, 'floor_ms': floor * 1e3,
+            'fraction_of_floor': floor / update_s, 'matrix_products': len(products),
+            'gflop_per_update': total_flops / 1e9, 'floor_gflop_per_s': total_flops / floor / 1e9,
+            'ops_per_update': ops, 'profiled_time_shares': shares}
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    lines = ['| policy | update (ms) | floor (ms) | floor / update | GFLOP per update | floor GFLOP/s | products | '
+             'leaf ops per update |', '|---|---|---|---|---|---|---|---|']
+    for name, r in results.items():
+        lines.append(f"| `{name}` | {r['update_ms']:.2f} | {r['floor_ms']:.2f} | **{r['fraction_of_floor']:.2f}** | "
+                     f"{r['gflop_per_update']:.3f} | {r['floor_gflop_per_s']:.1f} | {r['matrix_products']} | "
+                     f"{r['ops_per_update']} |")
+    columns = list(next(iter(results.values()))['profiled_time_shares'])
+    lines += ['', 'Where a profiled update spends its time (self times of its ops):', '',
+              '| policy | ' + ' | '.join(columns) + ' |', '|---|' + '---|' * len(columns)]
+    for name, r in results.items():
+        lines.append(f'| `{name}` | ' + ' | '.join(f"{r['profiled_time_shares'].get(c, 0.0):.0%}" for c in columns)
+                     + ' |')
+    return '\n'.join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--policies', nargs='+', choices=sorted(POLICIES), default=list(POLICIES))
+    parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
+    parser.add_argument('--updates', type=int, default=200, help='timed updates per policy')
+    parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'update_floor')
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    results = {name: measure(name, args.updates) for name in args.policies}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / 'results.json').write_text(json.dumps({'threads': args.threads, 'batch': BATCH,
+                                                       'policies': results}, indent=1) + '\n')
+    text = table(results)
+    (args.out / 'table.md').write_text(text + '\n')
+    print(text)
+    print(f'outputs in {display_path(args.out)}: results.json, table.md')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
