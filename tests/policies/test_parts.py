@@ -121,3 +121,14 @@ def test_a_random_stream_and_a_helpers_parts_round_trip_through_the_state():
     first = torch.rand(3, generator=generator)
     parts.load_state_dict(state)
     assert torch.equal(torch.rand(3, generator=generator), first)  # the stream starts again where it was saved
+
+
+def test_a_mode_is_set_again_after_another_holder_of_the_same_modules_changed_it():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    held, holder = Parts(), Parts()  # a wrapped policy's parts and its wrapper's
+    held.network('model', net)
+    holder.network('model', nn.ModuleDict({'rl': net}))
+    held.use_mode(True)
+    holder.use_mode(False)
+    held.use_mode(True)
+    assert net[1].training

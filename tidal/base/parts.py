@@ -65,8 +65,7 @@ class Parts:
 
     def __init__(self) -> None:
         self._parts: dict[str, Part] = {}
-        self._mode: Any = None  # what `use_mode` was last given (a bool, or an optimizer's id)
-        self._mode_flags: dict[Any, list[tuple[nn.Module, bool]]] = {}
+        self._mode_flags: dict[Any, list[tuple[nn.Module, bool]]] = {}  # by a bool, or an optimizer's id
 
     def declare(self, key: str, kind: str, value: T, acting: bool = False, saved: bool = True) -> T:
         """Add `value` as a part of `kind` under `key`; returns `value`, so a declaration reads as an assignment."""
@@ -75,6 +74,7 @@ class Parts:
         if key in self._parts:
             raise ValueError(f"part '{key}' is declared twice")
         self._parts[key] = Part(key, kind, value, acting, saved)
+        self._mode_flags.clear()  # the modules of every mode, found again at its next use
         return value
 
     def network(self, key: str, module: T, acting: bool = False, saved: bool = True) -> T:
@@ -166,16 +166,15 @@ class Parts:
         optimizer: the modules whose parameters it steps (one loss stage), while what the stage only reads (a
         critic held constant under the actor's loss, the actor drawing the next actions of the critic's target,
         a target network) is read as acting reads it. A module without parameters of its own (Dropout) follows
-        the module that holds it. The flags change only when the mode does."""
+        the module that holds it. Every flag is checked on every call (microseconds): another holder of the same
+        modules (a wrapped policy's own parts) may have changed them since."""
         key = learns if isinstance(learns, bool) else id(learns)
-        if key == self._mode:
-            return
         flags = self._mode_flags.get(key)
         if flags is None:
             flags = self._mode_flags[key] = self._flags(learns)
         for module, flag in flags:
-            object.__setattr__(module, 'training', flag)  # a plain flag: nn.Module's attribute checks not needed
-        self._mode = key
+            if module.training is not flag:
+                module.__dict__['training'] = flag  # where nn.Module keeps the flag, without its __setattr__ checks
 
     def in_mode(self, fn: Callable[..., T], learns: bool) -> Callable[..., T]:
         """`fn` with the networks in train mode (`learns`: an update, a plan of one) or eval mode (acting)."""
