@@ -15,7 +15,7 @@ from tidal.base.errors import CheckpointError, ConfigError, TidalError
 from tidal.config import read_config
 from tidal.config.compiler import checked_seed
 from tidal.entry.resume_budget import Budget, resumed_budget
-from tidal.entry.result import GroupResult, RunResult, read_eval_rows
+from tidal.entry.result import GroupResult, RunResult
 from tidal.entry.group_run import drive_group, trains_here
 from tidal.entry.group_shares import ShareRunner, local_processes, split_seeds, stacking_pays
 from tidal.entry.seed_group import check_groupable, group_overrides, recover_checkpoints, seed_from_folder
