@@ -42,8 +42,12 @@ def test_processes_starting_together_never_share_a_folder(tmp_path):
     context = multiprocessing.get_context('fork')
     with context.Manager() as manager:
         barrier = manager.Barrier(4)
-        with context.Pool(4) as pool:
+        pool = context.Pool(4)
+        try:
             folders = pool.map(_claim, [(str(held), barrier)] * 4)
+        finally:  # close and join, not the context manager's terminate, which can hang on a busy machine
+            pool.close()
+            pool.join()
     assert len(set(folders)) == 4 and all(Path(folder).is_dir() for folder in folders)
 
 
