@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from tidal.base.errors import ConfigError
 from tidal.entry.export import export_policy
 from tidal.entry.group_shares import stacking_pays
 from tidal.entry.pipelines import resume, train
@@ -113,6 +114,12 @@ def test_there_is_no_target_network_and_the_checkpoint_keeps_the_clock():
                                                     'updates']
     assert [type(o).__name__ for o in policy.learn_optimizers()] == ['Adam', 'Adam']
     assert policy._optimizer_q.param_groups[0]['betas'] == (0.5, 0.999)
+
+
+def test_a_target_network_setting_is_refused_in_one_line_rather_than_ignored():
+    with pytest.raises(ConfigError, match="policy.learn.target_theta is 0.005, but policy 'crossq' has no target "
+                                          "network to move; remove the key"):
+        crossq('policy.learn.target_theta=0.005')
 
 
 def test_crossq_refuses_the_multi_agent_form_in_one_line():

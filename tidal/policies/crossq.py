@@ -45,7 +45,7 @@ class CrossQPolicy(SACPolicy):
             init_w=0.0,
             # (int > 0) Critic steps per step of the actor and the temperature (the paper: 3).
             actor_update_freq=3,
-            # (float in (0, 1]) Not read: CrossQ has no target network.
+            # CrossQ has no target network to move: a value other than 1.0 is refused.
             target_theta=1.0,
         ),
     )
@@ -59,6 +59,9 @@ class CrossQPolicy(SACPolicy):
         return 'batch_renorm_qac', ['tidal.models.qac']
 
     def _init_learn(self) -> None:
+        if self._cfg.learn.target_theta != 1.0:
+            raise ConfigError(f"policy.learn.target_theta is {self._cfg.learn.target_theta}, but policy 'crossq' has no "
+                              f"target network to move; remove the key")
         super()._init_learn()
         self._updates = self.parts.counter('updates', UpdateCount())  # critic steps: the actor step's clock
         # until the first actor step, its values as they stand at the start
