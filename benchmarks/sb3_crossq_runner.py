@@ -4,28 +4,18 @@ Runs inside the SB3 virtual environment (`benchmarks/.venv-sb3`, which holds sb3
 writes the same run folder as `tidal train`, through the SAC runner's evaluation and record.
 """
 import argparse
-from pathlib import Path
 
 import gymnasium as gym
 import torch
 from sb3_contrib import CrossQ
 
-from sb3_sac_runner import learn_and_record
+from sb3_sac_runner import learn_and_record, runner_parser
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--env-id', default='Pendulum-v1', help='gymnasium env id')
-    parser.add_argument('--learning-starts', type=int, default=100, help='random env steps before learning')
+    parser = runner_parser(__doc__.splitlines()[0])
     parser.add_argument('--policy-delay', type=int, default=3, help='critic steps per actor step')
     parser.add_argument('--critic-width', type=int, default=1024, help='units of each of the two critic layers')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--steps', type=int, default=20_000, help='env steps to train for')
-    parser.add_argument('--run-dir', type=Path, required=True)
-    parser.add_argument('--eval-every', type=int, default=1000, help='env steps between evaluations')
-    parser.add_argument('--eval-episodes', type=int, default=5)
-    parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
-    parser.add_argument('--device', default='cpu', help="where the networks live: cpu or cuda")
     return parser.parse_args()
 
 

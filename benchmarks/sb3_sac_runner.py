@@ -59,8 +59,9 @@ class PeriodicEval(BaseCallback):
         return True
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def runner_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a SAC-family runner (env, warm-up, seed, budget, run folder, evaluation, threads, device)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument('--env-id', default='Pendulum-v1', help='gymnasium env id')
     parser.add_argument('--learning-starts', type=int, default=100, help='random env steps before learning')
     parser.add_argument('--seed', type=int, default=0)
@@ -70,7 +71,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--eval-episodes', type=int, default=5)
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
     parser.add_argument('--device', default='cpu', help="where SB3's networks live: cpu or cuda")
-    return parser.parse_args()
+    return parser
+
+
+def parse_args() -> argparse.Namespace:
+    return runner_parser(__doc__.splitlines()[0]).parse_args()
 
 
 def main() -> None:

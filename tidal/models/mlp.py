@@ -38,6 +38,11 @@ def _norm(norm: Optional[NormFactory], features: int, **kwargs: int) -> list[nn.
     return [] if norm is None else [norm(features, **kwargs)]
 
 
+def per_member(x: torch.Tensor, ensemble_size: int) -> torch.Tensor:
+    """[B, in] -> [E, B, in] (a view, one copy of the input per ensemble member); [E, B, in] as it is."""
+    return x.unsqueeze(0).expand(ensemble_size, -1, -1) if x.dim() == 2 else x
+
+
 class EnsembleLinear(nn.Module):
     """`ensemble_size` independent linear layers evaluated in one batched matmul.
 
@@ -58,23 +63,22 @@ class EnsembleLinear(nn.Module):
         nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() == 2:
-            x = x.unsqueeze(0).expand(self.ensemble_size, -1, -1)
+        x = per_member(x, self.ensemble_size)
         return torch.baddbmm(self.bias, x, self.weight)
 
     def extra_repr(self) -> str:
         return f'in_dim={self.in_dim}, out_dim={self.out_dim}, ensemble_size={self.ensemble_size}'
 
 
-class _Broadcast(nn.Module):
-    """[B, in] -> [E, B, in] (a view): one copy of the input per ensemble member."""
+class _PerMember(nn.Module):
+    """`per_member` as a layer: what a normalisation before the first linear layer needs."""
 
     def __init__(self, ensemble_size: int) -> None:
         super().__init__()
         self.ensemble_size = ensemble_size
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.expand(self.ensemble_size, *x.shape) if x.dim() == 2 else x
+        return per_member(x, self.ensemble_size)
 
 
 class EnsembleMLP(nn.Module):
@@ -86,7 +90,7 @@ class EnsembleMLP(nn.Module):
         act = get_activation(activation)
         layers: list[nn.Module] = []
         if norm is not None:  # each member normalises its own input, so the input comes as [E, B, in]
-            layers.append(_Broadcast(ensemble_size))
+            layers.append(_PerMember(ensemble_size))
         for size in hidden_sizes:
             layers += [*_norm(norm, in_dim, ensemble_size=ensemble_size), EnsembleLinear(in_dim, size, ensemble_size),
                        act()]

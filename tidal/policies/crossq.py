@@ -17,11 +17,11 @@ from typing import Any, Mapping
 import torch
 
 from tidal.base.errors import ConfigError
-from tidal.base.stages import LearnPlan, LossStage
+from tidal.base.stages import LearnPlan
 from tidal.policies.common import UpdateCount, bootstrap_mask, sample_weight, td_reward
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
-from tidal.rl_utils import tanh_gaussian_sample, v_1step_td_error
+from tidal.rl_utils import v_1step_td_error
 
 #: what the actor step logs: reported again by the critic steps between two actor steps
 ACTOR_STEP_VALUES = ('policy_loss', 'entropy', 'alpha', 'alpha_loss')
@@ -77,15 +77,11 @@ class CrossQPolicy(SACPolicy):
         """The critic step on the joint batch, then every actor_update_freq-th update one step of the actor and
         the temperature; the noise of both sampled actions is drawn here, in the order the steps use it (every
         update, so the random stream does not depend on the clock)."""
-        self._normalize_reward(batch)
-        batch['next_noise'] = self._action_noise(batch['next_obs'])
-        batch['noise'] = self._action_noise(batch['obs'])
-        stages = [LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)]
+        self._draw_update_noise(batch)
+        stages = [self._critic_stage()]
         self._updates.value += 1
         if self._updates.value % self._cfg.learn.actor_update_freq == 0:
-            stages.append(LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
-                                    frozen=(self._model.critic,), after_step=self._temperature.clamp_,
-                                    seen=self._keep_actor_step_values))
+            stages.append(self._policy_stage(seen=self._keep_actor_step_values))
         return LearnPlan(stages, info=dict(self._actor_step_values))
 
     def _keep_actor_step_values(self, values: dict[str, torch.Tensor]) -> None:
@@ -98,9 +94,7 @@ class CrossQPolicy(SACPolicy):
         reward, discount = td_reward(batch, self._gamma)
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
-        with torch.no_grad():
-            next_mu, next_log_std = self._model.actor(next_obs)
-            next_action, next_log_prob = tanh_gaussian_sample(next_mu, next_log_std, noise=batch['next_noise'])
+        next_action, next_log_prob = self._next_action(next_obs, batch['next_noise'])
         joint_q = self._model.critic(torch.cat([obs, next_obs]), torch.cat([action, next_action]))
         q, next_q = joint_q.split(obs.shape[0], dim=1)
         with torch.no_grad():

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from tidal.base.errors import ConfigError
 from tidal.base.modes import ActingSteps, Timestep, no_draw
 from tidal.base.nest import leading_dim
-from tidal.base.stages import LearnPlan, LossStage
+from tidal.base.stages import LearnPlan
 from tidal.policies.common import (EpsilonClock, bootstrap_mask, sample_categorical, sample_weight, split_action_mask,
                                    td_reward)
 from tidal.models.acting import ActingNetwork, MaskedArgmax
@@ -100,10 +100,8 @@ class DiscreteSACPolicy(SACPolicy):
         """The critic step, then one step of the actor and the temperature, then the Polyak update of the target
         critics; the expectations over actions are exact, so nothing is drawn."""
         self._normalize_reward(batch)
-        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
-        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
-                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
-        return LearnPlan([critic, policy], after=lambda: self._target_critic.update(self._target_theta))
+        return LearnPlan([self._critic_stage(), self._policy_stage()],
+                         after=lambda: self._target_critic.update(self._target_theta))
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The critic loss on the taken actions (eq. 2) against the soft value of s' as an exact expectation over

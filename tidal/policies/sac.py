@@ -11,7 +11,7 @@ state (MASAC, as DI-engine's `multi_agent` option of its SAC policies).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 import torch
@@ -90,13 +90,30 @@ class SACPolicy(MaxEntropyActorCritic):
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """The critic step, then one step of the actor and the temperature, then the Polyak update; the
         reparameterization noise of both steps is drawn here, in the order the steps use it."""
+        self._draw_update_noise(batch)
+        return LearnPlan([self._critic_stage(), self._policy_stage()],
+                         after=lambda: self._target_critic.update(self._target_theta))
+
+    def _draw_update_noise(self, batch: dict[str, Any]) -> None:
+        """Scale the batch's rewards, then draw the reparameterization noise of the critic step's next actions and
+        of the actor step's fresh actions, in that order."""
         self._normalize_reward(batch)
         batch['next_noise'] = self._action_noise(batch['next_obs'])
         batch['noise'] = self._action_noise(batch['obs'])
-        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
-        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
-                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
-        return LearnPlan([critic, policy], after=lambda: self._target_critic.update(self._target_theta))
+
+    def _critic_stage(self) -> LossStage:
+        return LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
+
+    def _policy_stage(self, seen: Optional[Callable[[dict[str, torch.Tensor]], None]] = None) -> LossStage:
+        """The step of the actor and the temperature on the critics held constant (`seen`: LossStage.seen)."""
+        return LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
+                         frozen=(self._model.critic,), after_step=self._temperature.clamp_, seen=seen)
+
+    @torch.no_grad()
+    def _next_action(self, next_obs: Any, noise: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The current actor's reparameterized action at s' and its log-probability, for the soft value of s'."""
+        next_mu, next_log_std = self._model.actor(next_obs)
+        return tanh_gaussian_sample(next_mu, next_log_std, noise=noise)
 
     def _action_noise(self, obs: Any) -> torch.Tensor:
         """Standard normal noise for one reparameterized action per row of `obs`."""
@@ -110,9 +127,8 @@ class SACPolicy(MaxEntropyActorCritic):
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
         alpha = self._temperature.value
+        next_action, next_log_prob = self._next_action(next_obs, batch['next_noise'])
         with torch.no_grad():
-            next_mu, next_log_std = self._model.actor(next_obs)
-            next_action, next_log_prob = tanh_gaussian_sample(next_mu, next_log_std, noise=batch['next_noise'])
             next_q = self._target_critic(next_obs, next_action).min(dim=0).values
             next_value = next_q - alpha * next_log_prob
         q = self._model.critic(obs, action)

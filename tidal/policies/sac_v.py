@@ -63,11 +63,9 @@ class SACVPolicy(SACPolicy):
         batch['value_noise'] = self._action_noise(batch['obs'])
         batch['noise'] = self._action_noise(batch['obs'])
         value = LossStage(self._optimizer_value, self._value_loss, None, loss_key=None, norm_key=None)
-        critic = LossStage(self._optimizer_q, self._critic_loss, None, loss_key=None, norm_key=None)
         # with auto_alpha, the temperature loss (SAC v2, eq. 18) is stepped together with the policy
-        policy = LossStage(self._optimizer_policy, self._policy_loss, None, loss_key=None, norm_key=None,
-                           frozen=(self._model.critic,), after_step=self._temperature.clamp_)
-        return LearnPlan([value, critic, policy], after=lambda: self._target_value.update(self._target_theta))
+        return LearnPlan([value, self._critic_stage(), self._policy_stage()],
+                         after=lambda: self._target_value.update(self._target_theta))
 
     def _value_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_V (eq. 5): V(s) towards min_i Q_i(s, a~) - alpha log pi(a~|s), a~ ~ pi(.|s) freshly sampled; the
