@@ -38,6 +38,12 @@ POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 MATMULS = {'aten::mm': 'mm', 'aten::addmm': 'addmm', 'aten::bmm': 'bmm', 'aten::baddbmm': 'baddbmm'}
 OPTIMIZER = ('aten::_fused_adam', 'aten::_foreach')
+# ops that compute nothing themselves: views, metadata, allocation, and the wrappers whose children do the work
+NOT_KERNELS = frozenset(f'aten::{name}' for name in (
+    'as_strided', 'view', '_unsafe_view', 'detach', 'resolve_conj', 'resolve_neg', 'empty', 'empty_strided',
+    'empty_like', 't', 'transpose', 'expand', 'unsqueeze', 'squeeze', 'select', 'narrow', 'slice', 'reshape',
+    'alias', 'permute', '_reshape_alias', 'lift_fresh', 'result_type', 'flatten', 'unflatten', 'split', 'chunk',
+    'unbind', 'as_strided_', 'item', '_local_scalar_dense', 'to', '_to_copy', 'clone', 'contiguous'))
 
 
 def replay_batch(cfg: Any) -> dict[str, torch.Tensor]:
@@ -72,10 +78,11 @@ def updates_per_s(update: Callable[[], None], n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def recorded_update(update: Callable[[], None], n: int = 20) -> tuple[list[tuple[str, list]], dict[str, float], int]:
+def recorded_update(update: Callable[[], None], n: int = 20
+                    ) -> tuple[list[tuple[str, list]], dict[str, float], dict[str, int]]:
     """From `n` profiled updates: the matrix products of one update with their input shapes, the shares of its
     profiled wall time by the ops' self times (what no op accounts for is Python, dispatch and autograd's
-    bookkeeping), and the ops that compute per update (leaf ops; on a GPU, each a kernel launch)."""
+    bookkeeping), and the counts of ops per update (`kernels` computes, `host_reads` waits for a value)."""
     for _ in range(5):
         update()
     start = time.perf_counter()
@@ -96,7 +103,20 @@ def recorded_update(update: Callable[[], None], n: int = 20) -> tuple[list[tuple
     times['Python, dispatch, autograd'] = max(0.0, wall - sum(times.values()))
     shares = {key: value / wall for key, value in times.items()}
     leaves = sum(1 for event in events if not any(child.name.startswith('aten::') for child in event.cpu_children))
-    return products[:len(products) // n], shares, leaves // n
+    counts = {'leaf_ops': leaves // n, 'kernels': sum(1 for event in events if _is_kernel(event)) // n,
+              'host_reads': sum(1 for event in events if event.name == 'aten::_local_scalar_dense') // n}
+    return products[:len(products) // n], shares, counts
+
+
+def _is_kernel(event: Any) -> bool:
+    """An op that computes (on a GPU, one kernel launch; on the CPU also the copy that turns a Python scalar
+    operand into a tensor): a matrix product, or an op that is not a view or wrapper and has no computing
+    child of its own."""
+    if event.name in MATMULS:
+        return True
+    if event.name in NOT_KERNELS:
+        return False
+    return not any(child.name.startswith('aten::') and child.name not in NOT_KERNELS for child in event.cpu_children)
 
 def product_inputs(kind: str, shapes: list) -> tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]:
     op = {'mm': torch.mm, 'addmm': torch.addmm, 'bmm': torch.bmm, 'baddbmm': torch.baddbmm}[kind]
@@ -127,7 +147,7 @@ def floor_seconds(products: list[tuple[str, list]], repeats: int) -> float:
 
 def measure(name: str, updates: int) -> dict[str, Any]:
     update = one_update(name)
-    products, shares, ops = recorded_update(update)
+    products, shares, counts = recorded_update(update)
     total_flops = sum(flops(kind, shapes) for kind, shapes in products)
     floor = floor_seconds(products, max(20, updates // 4))
     rate = updates_per_s(update, updates)
@@ -135,16 +155,17 @@ def measure(name: str, updates: int) -> dict[str, Any]:
     return {'updates_per_s': rate, 'update_ms': update_s * 1e3, 'floor_ms': floor * 1e3,
             'fraction_of_floor': floor / update_s, 'matrix_products': len(products),
             'gflop_per_update': total_flops / 1e9, 'floor_gflop_per_s': total_flops / floor / 1e9,
-            'ops_per_update': ops, 'profiled_time_shares': shares}
+            'ops_per_update': counts['leaf_ops'], 'kernels_per_update': counts['kernels'],
+            'host_reads_per_update': counts['host_reads'], 'profiled_time_shares': shares}
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
     lines = ['| policy | update (ms) | floor (ms) | floor / update | GFLOP per update | floor GFLOP/s | products | '
-             'leaf ops per update |', '|---|---|---|---|---|---|---|---|']
+             'leaf ops | kernels | host reads |', '|---|---|---|---|---|---|---|---|---|---|']
     for name, r in results.items():
         lines.append(f"| `{name}` | {r['update_ms']:.2f} | {r['floor_ms']:.2f} | **{r['fraction_of_floor']:.2f}** | "
                      f"{r['gflop_per_update']:.3f} | {r['floor_gflop_per_s']:.1f} | {r['matrix_products']} | "
-                     f"{r['ops_per_update']} |")
+                     f"{r['ops_per_update']} | {r['kernels_per_update']} | {r['host_reads_per_update']} |")
     columns = list(next(iter(results.values()))['profiled_time_shares'])
     lines += ['', 'Where a profiled update spends its time (self times of its ops):', '',
               '| policy | ' + ' | '.join(columns) + ' |', '|---|' + '---|' * len(columns)]

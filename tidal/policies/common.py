@@ -18,6 +18,7 @@ from tidal.base.gradient_sync import sync_gradients
 from tidal.base.parts import Parts
 from tidal.base.stages import LearnPlan
 from tidal.policies.compiled import CompiledUpdate
+from tidal.policies.fused_adam import FusedAdam
 from tidal.rl_utils.exploration import epsilon_at
 from tidal.rl_utils.td import nstep_return
 
@@ -28,7 +29,7 @@ def adam(params: Iterable[Any], lr: float, betas: Sequence[float] = (0.9, 0.999)
 
     `params` are parameters or param groups (dicts with their own 'lr').
     """
-    return torch.optim.Adam(list(params), lr=lr, betas=(float(betas[0]), float(betas[1])), eps=eps, fused=True)
+    return FusedAdam(list(params), lr=lr, betas=(float(betas[0]), float(betas[1])), eps=eps)
 
 
 class UpdateCount:
