@@ -9,11 +9,13 @@ optimizer, and what no op accounts for: Python, dispatch, autograd's bookkeeping
 (on a GPU, each is a kernel launch).
 
     python benchmarks/update_floor.py [--policies sac td3 dqn discrete_sac crossq] [--threads 1] [--updates 200]
+        [--lean-step-rounds 8]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from collections import Counter
@@ -25,6 +27,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from common import BENCH_DIR, display_path
 from tidal.entry.setup import load_config
+from tidal.policies.fused_adam import _ADAM_STEP, FusedAdam
 from tidal.worker.builders import build_policy, set_seed
 
 BATCH = 256
@@ -159,6 +162,23 @@ def measure(name: str, updates: int) -> dict[str, Any]:
             'host_reads_per_update': counts['host_reads'], 'profiled_time_shares': shares}
 
 
+def lean_step_ratio(name: str, rounds: int, updates: int) -> dict[str, float]:
+    """ms per update with FusedAdam's lean step and with torch Adam's own step (the class attribute swapped
+    between blocks of `updates` updates, alternating for `rounds` rounds in this process), and their ratio."""
+    lean = FusedAdam.step
+    update = one_update(name)
+    times: dict[str, list[float]] = {'lean': [], 'adam': []}
+    try:
+        for _ in range(rounds):
+            for arm, step in (('adam', _ADAM_STEP), ('lean', lean)):
+                FusedAdam.step = step  # type: ignore[method-assign]
+                times[arm].append(1e3 / updates_per_s(update, updates))
+    finally:
+        FusedAdam.step = lean  # type: ignore[method-assign]
+    medians = {arm: statistics.median(values) for arm, values in times.items()}
+    return {'lean_ms': medians['lean'], 'adam_ms': medians['adam'], 'ratio': medians['lean'] / medians['adam']}
+
+
 def table(results: dict[str, dict[str, Any]]) -> str:
     lines = ['| policy | update (ms) | floor (ms) | floor / update | GFLOP per update | floor GFLOP/s | products | '
              'leaf ops | kernels | host reads |', '|---|---|---|---|---|---|---|---|---|---|']
@@ -180,14 +200,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--policies', nargs='+', choices=sorted(POLICIES), default=list(POLICIES))
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
     parser.add_argument('--updates', type=int, default=200, help='timed updates per policy')
+    parser.add_argument('--lean-step-rounds', type=int, default=0,
+                        help="also time each update with FusedAdam's lean step against Adam's own, alternating "
+                             "this many rounds of --updates/4 updates each")
     parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'update_floor')
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     results = {name: measure(name, args.updates) for name in args.policies}
+    lean = ({name: lean_step_ratio(name, args.lean_step_rounds, max(10, args.updates // 4))
+             for name in args.policies} if args.lean_step_rounds else {})
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / 'results.json').write_text(json.dumps({'threads': args.threads, 'batch': BATCH,
-                                                       'policies': results}, indent=1) + '\n')
+    (args.out / 'results.json').write_text(json.dumps({'threads': args.threads, 'batch': BATCH, 'policies': results,
+                                                       'lean_step': lean}, indent=1) + '\n')
     text = table(results)
+    if lean:
+        text += ('\n\n| policy | update, Adam\'s step (ms) | update, lean step (ms) | lean / Adam\'s |\n|---|---|---|---|\n'
+                 + '\n'.join(f"| `{name}` | {r['adam_ms']:.2f} | {r['lean_ms']:.2f} | **{r['ratio']:.3f}** |"
+                             for name, r in lean.items()))
     (args.out / 'table.md').write_text(text + '\n')
     print(text)
     print(f'outputs in {display_path(args.out)}: results.json, table.md')
