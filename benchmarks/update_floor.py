@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -27,6 +28,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from common import BENCH_DIR, display_path
 from tidal.entry.setup import load_config
+from tidal.policies import common
 from tidal.policies.fused_adam import _ADAM_STEP, FusedAdam
 from tidal.worker.builders import build_policy, set_seed
 
@@ -38,6 +40,9 @@ POLICIES: dict[str, tuple[str, tuple[str, ...]]] = {
     'dqn': ('cartpole_dqn', ()),
     'discrete_sac': ('cartpole_discrete_sac', ()),
     'crossq': ('pendulum_crossq', ('policy.model.critic_hidden_sizes=[256,256]',)),
+    # DQN as its benchmark against SB3 runs it (dqn_cartpole.py): batch 64, the gradient norm clipped at 10
+    'dqn_sb3_settings': ('cartpole_dqn', ('policy.learn.batch_size=64', 'policy.learn.grad_clip_norm=10',
+                                          'policy.model.dueling=false', 'policy.learn.double_q=false')),
 }
 MATMULS = {'aten::mm': 'mm', 'aten::addmm': 'addmm', 'aten::bmm': 'bmm', 'aten::baddbmm': 'baddbmm'}
 OPTIMIZER = ('aten::_fused_adam', 'aten::_foreach')
@@ -50,16 +55,17 @@ NOT_KERNELS = frozenset(f'aten::{name}' for name in (
 
 
 def replay_batch(cfg: Any) -> dict[str, torch.Tensor]:
-    """A fixed replayed batch of the config's shapes (flat observations)."""
+    """A fixed replayed batch of the config's shapes and batch size (flat observations)."""
     g = torch.Generator().manual_seed(0)
+    rows = int(cfg.policy.learn.batch_size)
     obs_dim = int(cfg.policy.model.obs_shape)
     discrete = 'discrete' in cfg.policy.type or cfg.policy.type == 'dqn'
     action_shape = cfg.policy.model.action_shape
-    action = (torch.randint(0, int(action_shape), (BATCH,), generator=g) if discrete
-              else torch.rand(BATCH, int(action_shape), generator=g) * 2 - 1)
-    return dict(obs=torch.randn(BATCH, obs_dim, generator=g), action=action, reward=torch.randn(BATCH, generator=g),
-                next_obs=torch.randn(BATCH, obs_dim, generator=g), terminated=torch.zeros(BATCH, dtype=torch.bool),
-                truncated=torch.zeros(BATCH, dtype=torch.bool))
+    action = (torch.randint(0, int(action_shape), (rows,), generator=g) if discrete
+              else torch.rand(rows, int(action_shape), generator=g) * 2 - 1)
+    return dict(obs=torch.randn(rows, obs_dim, generator=g), action=action, reward=torch.randn(rows, generator=g),
+                next_obs=torch.randn(rows, obs_dim, generator=g), terminated=torch.zeros(rows, dtype=torch.bool),
+                truncated=torch.zeros(rows, dtype=torch.bool))
 
 
 def one_update(name: str) -> Callable[[], None]:
@@ -163,20 +169,25 @@ def measure(name: str, updates: int) -> dict[str, Any]:
 
 
 def lean_step_ratio(name: str, rounds: int, updates: int) -> dict[str, float]:
-    """ms per update with FusedAdam's lean step and with torch Adam's own step (the class attribute swapped
-    between blocks of `updates` updates, alternating for `rounds` rounds in this process), and their ratio."""
-    lean = FusedAdam.step
+    """ms per update with tidal's lean optimizer path (FusedAdam's step, `clip_grad_norm`) and with torch's own
+    (Adam's step, `torch.nn.utils.clip_grad_norm_`), swapped between blocks of `updates` updates, alternating for
+    `rounds` rounds in this process, and their ratio."""
+    lean_step, lean_clip = FusedAdam.step, common.clip_grad_norm
+
+    def torch_clip(parameters: list[torch.Tensor], max_norm: float | None) -> torch.Tensor:
+        return torch.nn.utils.clip_grad_norm_(parameters, math.inf if max_norm is None else max_norm)
+
     update = one_update(name)
-    times: dict[str, list[float]] = {'lean': [], 'adam': []}
+    times: dict[str, list[float]] = {'lean': [], 'torch': []}
     try:
         for _ in range(rounds):
-            for arm, step in (('adam', _ADAM_STEP), ('lean', lean)):
-                FusedAdam.step = step  # type: ignore[method-assign]
+            for arm, step, clip in (('torch', _ADAM_STEP, torch_clip), ('lean', lean_step, lean_clip)):
+                FusedAdam.step, common.clip_grad_norm = step, clip  # type: ignore[method-assign]
                 times[arm].append(1e3 / updates_per_s(update, updates))
     finally:
-        FusedAdam.step = lean  # type: ignore[method-assign]
+        FusedAdam.step, common.clip_grad_norm = lean_step, lean_clip  # type: ignore[method-assign]
     medians = {arm: statistics.median(values) for arm, values in times.items()}
-    return {'lean_ms': medians['lean'], 'adam_ms': medians['adam'], 'ratio': medians['lean'] / medians['adam']}
+    return {'lean_ms': medians['lean'], 'torch_ms': medians['torch'], 'ratio': medians['lean'] / medians['torch']}
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
@@ -201,8 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
     parser.add_argument('--updates', type=int, default=200, help='timed updates per policy')
     parser.add_argument('--lean-step-rounds', type=int, default=0,
-                        help="also time each update with FusedAdam's lean step against Adam's own, alternating "
-                             "this many rounds of --updates/4 updates each")
+                        help="also time each update with tidal's lean optimizer path against torch's own, "
+                             "alternating this many rounds of --updates/4 updates each")
     parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'update_floor')
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -214,8 +225,9 @@ def main(argv: list[str] | None = None) -> None:
                                                        'lean_step': lean}, indent=1) + '\n')
     text = table(results)
     if lean:
-        text += ('\n\n| policy | update, Adam\'s step (ms) | update, lean step (ms) | lean / Adam\'s |\n|---|---|---|---|\n'
-                 + '\n'.join(f"| `{name}` | {r['adam_ms']:.2f} | {r['lean_ms']:.2f} | **{r['ratio']:.3f}** |"
+        text += ("\n\n| policy | update, torch's step and clip (ms) | update, tidal's (ms) | tidal's / torch's |\n"
+                 '|---|---|---|---|\n'
+                 + '\n'.join(f"| `{name}` | {r['torch_ms']:.2f} | {r['lean_ms']:.2f} | **{r['ratio']:.3f}** |"
                              for name, r in lean.items()))
     (args.out / 'table.md').write_text(text + '\n')
     print(text)

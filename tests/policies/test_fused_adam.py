@@ -1,11 +1,14 @@
 """FusedAdam: torch's fused Adam stepped without its per-call Python, bit-identical to it and sharing its state
-layout; whatever its lean step does not cover runs Adam's own step."""
+layout; whatever its lean step does not cover runs Adam's own step. clip_grad_norm: torch's clipping, the same way."""
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
 
 from tidal.policies import fused_adam
+from tidal.policies.common import clip_grad_norm
 from tidal.policies.fused_adam import FusedAdam
 
 
@@ -124,3 +127,26 @@ def test_zero_grad_sets_gradients_to_none_or_zero():
     assert all(torch.equal(param.grad, torch.zeros_like(param)) for param in params)
     optimizer.zero_grad()
     assert all(param.grad is None for param in params)
+
+
+@pytest.mark.parametrize('max_norm', [None, 0.5, 1e6])
+def test_clip_grad_norm_is_bit_identical_to_torchs(max_norm):
+    ours, theirs = _params(), _params()
+    for group in (ours, theirs):
+        _gradients(group, 0)
+    norm = clip_grad_norm(ours, max_norm)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, math.inf if max_norm is None else max_norm)
+    assert torch.equal(norm, expected)
+    for a, b in zip(ours, theirs):
+        assert torch.equal(a.grad, b.grad)
+    if max_norm == 0.5:
+        assert float(torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in ours]))) == pytest.approx(0.5)
+
+
+def test_clip_grad_norm_of_mixed_dtypes_takes_torchs_path():
+    params = [torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(4, dtype=torch.float64))]
+    for param in params:
+        param.grad = torch.full_like(param, 2.0)
+    norm = clip_grad_norm(params, 1.0)
+    assert float(norm) == pytest.approx(math.sqrt(7 * 4.0))
+    assert float(params[1].grad[0]) == pytest.approx(2.0 / math.sqrt(28.0), rel=1e-5)

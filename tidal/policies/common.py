@@ -90,8 +90,26 @@ def clipped_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_norm:
     _backward_and_sync(optimizer, loss, None)
     if parameters is None:
         parameters = [p for group in optimizer.param_groups for p in group['params'] if p.grad is not None]
-    norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm if max_norm is not None else math.inf)
+    norm = clip_grad_norm(list(parameters), max_norm)
     optimizer.step()
+    return norm
+
+
+@torch.no_grad()
+def clip_grad_norm(parameters: list[torch.Tensor], max_norm: Optional[float]) -> torch.Tensor:
+    """`torch.nn.utils.clip_grad_norm_` (the 2-norm, `max_norm` None: not clipped), bit-identical to it: the same
+    ops on the same tensors, without the per-call grouping by device and dtype around them (about a tenth of a
+    small update). Gradients on several devices or dtypes take torch's own function."""
+    limit = math.inf if max_norm is None else float(max_norm)
+    grads = [param.grad for param in parameters if param.grad is not None]
+    if not grads:
+        return torch.tensor(0.0)
+    first = grads[0]
+    if any(grad.device != first.device or grad.dtype != first.dtype or grad.is_sparse for grad in grads):
+        return torch.nn.utils.clip_grad_norm_(parameters, limit)
+    norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+    if limit != math.inf:  # torch scales by min(inf / norm, 1): by exactly 1 unless the norm itself is not finite
+        torch._foreach_mul_(grads, torch.clamp(limit / (norm + 1e-6), max=1.0))
     return norm
 
 
