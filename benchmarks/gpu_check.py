@@ -7,6 +7,8 @@ rows, and the learning check.
   the CPU's, no device sync in an update, compiled updates equal to eager ones, checkpoints moved CPU <-> GPU, a
   seed group on the GPU, GAE on CUDA, a GPU learner with CPU workers).
 - `seed_group`: a seed group's throughput by its size (`seed_group_throughput.py`).
+- `kernels`: one update of SAC, TD3, DQN and CrossQ against the GPU's floor for its products, with the kernels it
+  launches (`update_floor.py --device cuda`).
 - `learning`: 3 seeds each of eager and compiled + CUDA-graph SAC on HalfCheetah-v5, 30k env steps, side by
   side (`compile_learning.py`); a call of its own.
 
@@ -29,7 +31,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 # the seconds each part is expected to take on an H100 (the first compile of each arm dominates `speed`)
-EXPECTED_S = {'speed': 420, 'tests': 300, 'seed_group': 240, 'learning': 540}
+EXPECTED_S = {'speed': 420, 'tests': 300, 'seed_group': 240, 'kernels': 90, 'learning': 540}
 
 
 def gpu_test_modules() -> list[str]:
@@ -76,6 +78,10 @@ def part_command(part: str, device: str, out: Path, runs: Path, quick: bool) -> 
         if quick:
             cmd += ['--configs', 'pendulum_sac', '--seeds', '1', '2', '--steps', '50', '--warmup', '100']
         return cmd
+    if part == 'kernels':
+        cmd = ['update_floor.py', '--device', device, '--out', str(out / 'update_floor')]
+        return cmd + (['--policies', 'sac', '--updates', '20'] if quick else
+                      ['--policies', 'sac', 'td3', 'dqn', 'crossq', '--updates', '200'])
     cmd = ['compile_learning.py', '--device', device, '--out', str(out / 'compile_learning'), '--runs', str(runs)]
     if quick:
         cmd += ['--config', 'pendulum_sac', '--steps', '1300', '--seeds', '0', '--modes', 'none', 'default']

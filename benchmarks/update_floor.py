@@ -9,7 +9,9 @@ optimizer, and what no op accounts for: Python, dispatch, autograd's bookkeeping
 (on a GPU, each is a kernel launch).
 
     python benchmarks/update_floor.py [--policies sac td3 dqn discrete_sac crossq] [--threads 1] [--updates 200]
-        [--lean-step-rounds 8]
+        [--lean-step-rounds 8] [--device cuda]
+
+On a GPU (`--device cuda`) it also counts the kernels each update launches, the number fewer, fatter ops would cut.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 from common import BENCH_DIR, display_path
@@ -68,36 +71,49 @@ def replay_batch(cfg: Any) -> dict[str, torch.Tensor]:
                 truncated=torch.zeros(rows, dtype=torch.bool))
 
 
-def one_update(name: str) -> Callable[[], None]:
+def one_update(name: str, device: str = 'cpu') -> Callable[[], None]:
     config, overrides = POLICIES[name]
     set_seed(0)
-    cfg = load_config(config, overrides=[f'policy.learn.batch_size={BATCH}', *overrides])
+    cfg = load_config(config, overrides=[f'policy.learn.batch_size={BATCH}', f'policy.device={device}', *overrides])
     policy = build_policy(cfg, enable_field=('learn',))
-    batch = replay_batch(cfg)
+    batch = {key: value.to(device) for key, value in replay_batch(cfg).items()}
     forward = policy.learn_mode.forward
     return lambda: forward(dict(batch))
 
 
-def updates_per_s(update: Callable[[], None], n: int) -> float:
+def synchronize(device: str) -> None:
+    """Wait for the device's queued work (a GPU's), so that a timer stops when the work is done."""
+    if torch.device(device).type == 'cuda':
+        torch.cuda.synchronize()
+
+
+def updates_per_s(update: Callable[[], None], n: int, device: str = 'cpu') -> float:
     for _ in range(max(10, n // 10)):
         update()
+    synchronize(device)
     start = time.perf_counter()
     for _ in range(n):
         update()
+    synchronize(device)
     return n / (time.perf_counter() - start)
 
 
-def recorded_update(update: Callable[[], None], n: int = 20
+def recorded_update(update: Callable[[], None], n: int = 20, device: str = 'cpu'
                     ) -> tuple[list[tuple[str, list]], dict[str, float], dict[str, int]]:
     """From `n` profiled updates: the matrix products of one update with their input shapes, the shares of its
     profiled wall time by the ops' self times (what no op accounts for is Python, dispatch and autograd's
-    bookkeeping), and the counts of ops per update (`kernels` computes, `host_reads` waits for a value)."""
+    bookkeeping), and the counts of ops per update (`kernels` computes, `host_reads` waits for a value; on a GPU
+    also `gpu_kernels`, the kernels it launched)."""
     for _ in range(5):
         update()
+    on_gpu = torch.device(device).type == 'cuda'
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_gpu else [])]
+    synchronize(device)
     start = time.perf_counter()
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    with profile(activities=activities, record_shapes=True) as prof:
         for _ in range(n):
             update()
+        synchronize(device)
     wall = (time.perf_counter() - start) * 1e6
     events = [event for event in prof.events() if event.name.startswith('aten::')]
     products = [(MATMULS[event.name], event.input_shapes) for event in events if event.name in MATMULS]
@@ -114,6 +130,8 @@ def recorded_update(update: Callable[[], None], n: int = 20
     leaves = sum(1 for event in events if not any(child.name.startswith('aten::') for child in event.cpu_children))
     counts = {'leaf_ops': leaves // n, 'kernels': sum(1 for event in events if _is_kernel(event)) // n,
               'host_reads': sum(1 for event in events if event.name == 'aten::_local_scalar_dense') // n}
+    if on_gpu:
+        counts['gpu_kernels'] = sum(1 for event in prof.events() if event.device_type == DeviceType.CUDA) // n
     return products[:len(products) // n], shares, counts
 
 
@@ -127,9 +145,10 @@ def _is_kernel(event: Any) -> bool:
         return False
     return not any(child.name.startswith('aten::') and child.name not in NOT_KERNELS for child in event.cpu_children)
 
-def product_inputs(kind: str, shapes: list) -> tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]:
+def product_inputs(kind: str, shapes: list, device: str = 'cpu'
+                   ) -> tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]:
     op = {'mm': torch.mm, 'addmm': torch.addmm, 'bmm': torch.bmm, 'baddbmm': torch.baddbmm}[kind]
-    tensors = tuple(torch.randn(shape) for shape in shapes if shape)
+    tensors = tuple(torch.randn(shape, device=device) for shape in shapes if shape)
     return op, tensors[:3] if kind in ('addmm', 'baddbmm') else tensors[:2]
 
 
@@ -139,33 +158,36 @@ def flops(kind: str, shapes: list) -> int:
     return 2 * batch * a[-2] * a[-1] * b[-1]
 
 
-def floor_seconds(products: list[tuple[str, list]], repeats: int) -> float:
+def floor_seconds(products: list[tuple[str, list]], repeats: int, device: str = 'cpu') -> float:
     """Seconds per update of the recorded products alone, back to back."""
-    calls = [product_inputs(kind, shapes) for kind, shapes in products]
+    calls = [product_inputs(kind, shapes, device) for kind, shapes in products]
     for op, args in calls:
         op(*args)
     best = float('inf')
     for _ in range(5):
+        synchronize(device)
         start = time.perf_counter()
         for _ in range(repeats):
             for op, args in calls:
                 op(*args)
+        synchronize(device)
         best = min(best, (time.perf_counter() - start) / repeats)
     return best
 
 
-def measure(name: str, updates: int) -> dict[str, Any]:
-    update = one_update(name)
-    products, shares, counts = recorded_update(update)
+def measure(name: str, updates: int, device: str = 'cpu') -> dict[str, Any]:
+    update = one_update(name, device)
+    products, shares, counts = recorded_update(update, device=device)
     total_flops = sum(flops(kind, shapes) for kind, shapes in products)
-    floor = floor_seconds(products, max(20, updates // 4))
-    rate = updates_per_s(update, updates)
+    floor = floor_seconds(products, max(20, updates // 4), device)
+    rate = updates_per_s(update, updates, device)
     update_s = 1 / rate
     return {'updates_per_s': rate, 'update_ms': update_s * 1e3, 'floor_ms': floor * 1e3,
             'fraction_of_floor': floor / update_s, 'matrix_products': len(products),
             'gflop_per_update': total_flops / 1e9, 'floor_gflop_per_s': total_flops / floor / 1e9,
             'ops_per_update': counts['leaf_ops'], 'kernels_per_update': counts['kernels'],
-            'host_reads_per_update': counts['host_reads'], 'profiled_time_shares': shares}
+            'host_reads_per_update': counts['host_reads'], 'gpu_kernels_per_update': counts.get('gpu_kernels'),
+            'profiled_time_shares': shares}
 
 
 def lean_step_ratio(name: str, rounds: int, updates: int) -> dict[str, float]:
@@ -197,6 +219,10 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         lines.append(f"| `{name}` | {r['update_ms']:.2f} | {r['floor_ms']:.2f} | **{r['fraction_of_floor']:.2f}** | "
                      f"{r['gflop_per_update']:.3f} | {r['floor_gflop_per_s']:.1f} | {r['matrix_products']} | "
                      f"{r['ops_per_update']} | {r['kernels_per_update']} | {r['host_reads_per_update']} |")
+    gpu = {name: r['gpu_kernels_per_update'] for name, r in results.items() if r.get('gpu_kernels_per_update')}
+    if gpu:
+        lines += ['', '| policy | GPU kernels launched per update |', '|---|---|',
+                  *(f'| `{name}` | {count} |' for name, count in gpu.items())]
     columns = list(next(iter(results.values()))['profiled_time_shares'])
     lines += ['', 'Where a profiled update spends its time (self times of its ops):', '',
               '| policy | ' + ' | '.join(columns) + ' |', '|---|' + '---|' * len(columns)]
@@ -210,6 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--policies', nargs='+', choices=sorted(POLICIES), default=list(POLICIES))
     parser.add_argument('--threads', type=int, default=1, help='torch intra-op threads')
+    parser.add_argument('--device', default='cpu', help="where the updates run ('cuda': the GPU kernels counted too)")
     parser.add_argument('--updates', type=int, default=200, help='timed updates per policy')
     parser.add_argument('--lean-step-rounds', type=int, default=0,
                         help="also time each update with tidal's lean optimizer path against torch's own, "
@@ -217,11 +244,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--out', type=Path, default=BENCH_DIR / 'results' / 'update_floor')
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    results = {name: measure(name, args.updates) for name in args.policies}
+    results = {name: measure(name, args.updates, args.device) for name in args.policies}
     lean = ({name: lean_step_ratio(name, args.lean_step_rounds, max(10, args.updates // 4))
              for name in args.policies} if args.lean_step_rounds else {})
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / 'results.json').write_text(json.dumps({'threads': args.threads, 'batch': BATCH, 'policies': results,
+    (args.out / 'results.json').write_text(json.dumps({'threads': args.threads, 'device': args.device, 'batch': BATCH,
+                                                       'policies': results,
                                                        'lean_step': lean}, indent=1) + '\n')
     text = table(results)
     if lean:
