@@ -4,8 +4,8 @@
 few hundred microseconds of Python around it (its profiler span, grad-mode switches, per-parameter checks, a
 grouping by device and dtype). For an off-policy update of three small networks that is several percent of the
 update.
-`FusedAdam.step` calls the same two ops with the same arguments on the same state, so its results are
-bit-identical and its checkpoints are Adam's; whatever the lean path does not cover (hooks, a closure, a
+`FusedAdam.step` calls the same two ops on the same state (the increment with a 0-d tensor 1 per parameter
+rather than Python's 1, which the CPU would first turn into a tensor for each), so its results are bit-identical and its checkpoints are Adam's; whatever the lean path does not cover (hooks, a closure, a
 gradient scaler, AMSGrad, mixed devices or dtypes, a parameter without a gradient, a first step, tracing by
 `torch.compile`) takes Adam's own `step`, hooks and profiler span included.
 """
@@ -27,6 +27,7 @@ class FusedAdam(torch.optim.Adam):
     def __init__(self, params: Any, **kwargs: Any) -> None:
         kwargs.setdefault('fused', True)
         super().__init__(params, **kwargs)
+        self._ones_of: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], float]] = None) -> Optional[float]:  # type: ignore[override]
@@ -40,7 +41,7 @@ class FusedAdam(torch.optim.Adam):
             params, grads, exp_avgs, exp_avg_sqs, steps = tensors
             if not params:
                 continue
-            torch._foreach_add_(steps, 1)
+            torch._foreach_add_(steps, self._ones(steps[0], len(steps)))
             kernel = torch._fused_adamw_ if group['decoupled_weight_decay'] else torch._fused_adam_
             lr = group['lr']
             kernel(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False,
@@ -84,3 +85,13 @@ class FusedAdam(torch.optim.Adam):
         if steps and steps[0].device != device:
             return None
         return params, grads, exp_avgs, exp_avg_sqs, steps
+
+    def _ones(self, step: torch.Tensor, count: int) -> list[torch.Tensor]:
+        """`count` times a 0-d 1 of the step counts' device and dtype. Added as a list of tensors, the increment
+        is one add per parameter; added as Python's 1, the CPU first turns the 1 into a tensor for each of them.
+        The sums are the same."""
+        key = (step.device, step.dtype)
+        one = self._ones_of.get(key)
+        if one is None:
+            one = self._ones_of[key] = torch.ones((), dtype=step.dtype, device=step.device)
+        return [one] * count
