@@ -17,7 +17,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,35 +24,25 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from common import BENCH_DIR, display_path
-from update_floor import POLICIES, one_update
+from update_floor import one_update, updates_per_s
 
 
 def per_call_us(fn: Callable[[], Any], n: int, rounds: int = 5) -> float:
-    """Median over `rounds` of the mean time of `n` calls, in microseconds."""
-    for _ in range(max(5, n // 10)):
-        fn()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - start) / n * 1e6)
-    return statistics.median(times)
+    """Median over `rounds` of the mean time of `n` calls (each round warmed up first), in microseconds."""
+    return statistics.median(1e6 / updates_per_s(fn, n) for _ in range(rounds))
 
 
 def update_times(updates: int) -> tuple[dict[str, float], list[tuple[str, float, int]]]:
     """ms per SAC update eager and compiled (alternating blocks), and the compiled update's costliest ops."""
     import torch._inductor.config as inductor_config
     inductor_config.cpp.enable_kernel_profile = True
-    config, overrides = POLICIES['sac']
-    POLICIES['sac_compiled'] = (config, (*overrides, 'policy.learn.compile=default'))
-    eager, compiled = one_update('sac'), one_update('sac_compiled')
+    eager, compiled = one_update('sac'), one_update('sac', extra=('policy.learn.compile=default',))
     for _ in range(5):
         compiled()
     times: dict[str, list[float]] = {'eager': [], 'compiled': []}
     for _ in range(4):
-        times['eager'].append(per_call_us(eager, updates // 4, rounds=1) / 1e3)
-        times['compiled'].append(per_call_us(compiled, updates // 4, rounds=1) / 1e3)
+        times['eager'].append(1e3 / updates_per_s(eager, updates // 4))
+        times['compiled'].append(1e3 / updates_per_s(compiled, updates // 4))
     n = 10
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(n):

@@ -71,10 +71,12 @@ def replay_batch(cfg: Any) -> dict[str, torch.Tensor]:
                 truncated=torch.zeros(rows, dtype=torch.bool))
 
 
-def one_update(name: str, device: str = 'cpu') -> Callable[[], None]:
+def one_update(name: str, device: str = 'cpu', extra: tuple[str, ...] = ()) -> Callable[[], None]:
+    """One update of `name`'s config (with the `extra` overrides) on a fixed batch, as a call."""
     config, overrides = POLICIES[name]
     set_seed(0)
-    cfg = load_config(config, overrides=[f'policy.learn.batch_size={BATCH}', f'policy.device={device}', *overrides])
+    cfg = load_config(config, overrides=[f'policy.learn.batch_size={BATCH}', f'policy.device={device}', *overrides,
+                                         *extra])
     policy = build_policy(cfg, enable_field=('learn',))
     batch = {key: value.to(device) for key, value in replay_batch(cfg).items()}
     forward = policy.learn_mode.forward
@@ -144,6 +146,7 @@ def _is_kernel(event: Any) -> bool:
     if event.name in NOT_KERNELS:
         return False
     return not any(child.name.startswith('aten::') and child.name not in NOT_KERNELS for child in event.cpu_children)
+
 
 def product_inputs(kind: str, shapes: list, device: str = 'cpu'
                    ) -> tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]:

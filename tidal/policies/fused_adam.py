@@ -5,9 +5,10 @@ few hundred microseconds of Python around it (its profiler span, grad-mode switc
 grouping by device and dtype). For an off-policy update of three small networks that is several percent of the
 update.
 `FusedAdam.step` calls the same two ops on the same state (the increment with a 0-d tensor 1 per parameter
-rather than Python's 1, which the CPU would first turn into a tensor for each), so its results are bit-identical and its checkpoints are Adam's; whatever the lean path does not cover (hooks, a closure, a
-gradient scaler, AMSGrad, mixed devices or dtypes, a parameter without a gradient, a first step, tracing by
-`torch.compile`) takes Adam's own `step`, hooks and profiler span included.
+rather than Python's 1, which the CPU would first turn into a tensor for each), so its results are bit-identical
+and its checkpoints are Adam's. Whatever the lean path does not cover (hooks, a closure, a gradient scaler,
+AMSGrad, mixed devices or dtypes, a parameter without a gradient, a first step, tracing by `torch.compile`) takes
+Adam's own `step`, hooks and profiler span included.
 """
 from __future__ import annotations
 
