@@ -39,6 +39,8 @@ class FeedSpec:
     # its step reads nothing back from its updates, so a seed group can make them after the step, for all seeds
     # at once (tidal.worker.update_recorder)
     groups: bool = False
+    # learns from a fixed dataset: no env steps but evaluation, the budget and the logs in train iterations
+    offline: bool = False
 
 
 class DataFeed(Protocol):

@@ -35,6 +35,7 @@ from tidal.entry.run_videos import EvalVideos
 from tidal.entry.policy import build_policy
 from tidal.entry.setup import check_budget
 from tidal.policies.base import Policy
+from tidal.registry import feed_class, policy_class
 from tidal.worker.builders import EVALUATOR_SEED_OFFSET, build_env_manager, configure_torch, set_seed
 from tidal.worker.collectors import build_collector
 from tidal.worker.distributed import Lockstep, NullLogger, init_distributed, shutdown_distributed
@@ -82,6 +83,7 @@ class Run:
         self.lockstep = Lockstep(self.dist)
         rank_cfg = self.lockstep.rank_config(cfg)
         self.seed = rank_cfg.seed  # this rank's: its global generators, collector envs and buffers
+        self.offline = feed_cls.spec(cfg).offline
         set_seed(self.seed)
         self.policy = build_policy(rank_cfg)
         # events the user should see now (a Ray collector's restarted workers) go to the run's log and stderr
@@ -102,7 +104,8 @@ class Run:
         log_state = resume_state['log'] if resume_state else None
         logger: RunLogger | NullLogger = (
             RunLogger(self.run_dir, log_state, open_trackers(cfg, self.run_dir, log_state),
-                      tensorboard='tensorboard' in backends(cfg)) if self.dist.is_main else NullLogger())
+                      tensorboard='tensorboard' in backends(cfg), clock='train_iter' if self.offline else 'env_step')
+            if self.dist.is_main else NullLogger())
         self.report = RunReport(self.run_dir, f'{cfg.exp_name}', logger)
         videos = EvalVideos(self.run_dir, evaluator_cfg.video_every, self.dist.is_main, self.report.notify)
         self.clock = Clock()
@@ -114,7 +117,7 @@ class Run:
         self._periods = {  # of the learner's hooks
             'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
             'save': Period(learner_cfg.save_ckpt_freq, learner_cfg.save_ckpt_freq_env_steps, lambda: self.env_step)}
-        self.learner.register_hook(TrainLog(logger, self.collector, self.returns, lambda: self.env_step,
+        self.learner.register_hook(TrainLog(logger, self.collector, self.returns, lambda: self.log_step,
                                             self.check_finite, self.evaluation.monitor), self._periods['log'])
         self.learner.register_hook(lambda learner, info: self.checkpoints.request(), self._periods['save'])
         if resume_state is None:
@@ -137,7 +140,7 @@ class Run:
             'best_return': evaluation.best_return, 'last_return': evaluation.last_return,
             'collect_returns': self.returns.state_dict(),
             'max_env_step': self.max_env_step, 'max_train_iter': self.max_train_iter,
-            'wall_time': self.clock.wall_time(), 'log': self.report.logger.position(self.env_step),
+            'wall_time': self.clock.wall_time(), 'log': self.report.logger.position(self.log_step),
             'finished': finished, 'world_size': self.dist.world_size, 'ranks': self.lockstep.gather(lambda: own),
         }
 
@@ -210,7 +213,8 @@ class Run:
         if self.dist.is_main and self.recorder is None:  # a seed group says it once for its seeds
             print(f'tidal: training {self.cfg.policy.type} on {self.cfg.env.env_id} (seed {self.cfg.seed}) in '
                   f'{self.run_dir}: {header}', flush=True)
-        self.report.open_bar(self.max_env_step, self.env_step, self.progress and self.dist.is_main)
+        total = self.max_train_iter if self.offline else self.max_env_step
+        self.report.open_bar(total, self.log_step, self.progress and self.dist.is_main)
 
     def _loop(self, on_step: Optional[Callable[[], None]]) -> str:
         """Run until done; returns why the run ended."""
@@ -245,7 +249,7 @@ class Run:
             self.fail_step(err)
         if warm != self.feed.warmed_up():  # checkpoint right after the warm-up
             self.checkpoints.request()
-        self.report.advance(self.env_step)
+        self.report.advance(self.log_step)
 
     def env_budget(self) -> Optional[int]:
         """Env steps left of this rank's budget (None: no env-step budget)."""
@@ -264,6 +268,12 @@ class Run:
     def env_step(self) -> int:
         """Env steps of the whole run: the sum over the ranks, which collect in lockstep."""
         return self.collector.env_step * self.dist.world_size
+
+    @property
+    def log_step(self) -> int:
+        """What the logs and the progress bar count: env steps, or train iterations in a run that learns offline
+        (its env steps stay 0). It only moves forward, across a resume too."""
+        return self.learner.train_iter if self.offline else self.env_step
 
     def _budget_spent(self) -> Optional[str]:
         """Which budget is spent, if one is."""
@@ -344,7 +354,8 @@ class Run:
             evaluation = self.evaluation
             last = 'none' if evaluation.last_return is None else f'{evaluation.last_return:.2f}'
             best = 'none' if evaluation.best_return == -float('inf') else f'{evaluation.best_return:.2f}'
-            print(f'tidal: run ended ({self._end_reason or outcome}) at env step {self.env_step}; eval return best {best}, last {last}; '
+            where = f'train iteration {self.learner.train_iter}' if self.offline else f'env step {self.env_step}'
+            print(f'tidal: run ended ({self._end_reason or outcome}) at {where}; eval return best {best}, last {last}; '
                   f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",
                   flush=True)
         shutdown_distributed()
@@ -366,11 +377,13 @@ class Run:
 
 def run_header(cfg: EasyDict, device: torch.device, world_size: int = 1) -> str:
     """Where a run computes and collects, in words: the device (and what 'auto' chose), the learner processes,
-    the collector (local, or Ray with its workers and mode) and the env manager."""
+    the collector (local, or Ray with its workers and mode) and the env manager, or the dataset of an offline run."""
     requested = cfg.policy.get('device', 'cpu')
     words = [f"device {device}{' (auto)' if requested == 'auto' else ''}"]
     if world_size > 1:
         words.append(f'{world_size} learner processes')
+    if feed_class(policy_class(cfg.policy.type, cfg.policy)).spec(cfg).offline:
+        return ', '.join([*words, f"learning offline from '{cfg.policy.collect.data_path}', no collector"])
     envs = f'{cfg.env.collector_env_num} envs'
     if cfg.collector.type == 'ray':
         words.append(f'collector on Ray, {cfg.collector.num_workers} workers, {cfg.collector.mode}, {envs} in all')

@@ -26,6 +26,19 @@ class GaussianHead(nn.Module):
             nn.init.uniform_(layer.bias, -init_w, init_w)
 
 
+class GlobalStdGaussianHead(nn.Module):
+    """Mean of a Gaussian and one learnt log std per action dimension, the same for every state (IQL's actor)."""
+
+    def __init__(self, hidden_size: int, action_dim: int) -> None:
+        super().__init__()
+        self.mu = nn.Linear(hidden_size, action_dim)
+        self.log_std = nn.Parameter(torch.zeros(action_dim))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu = self.mu(x)
+        return mu, self.log_std.clamp(LOG_STD_MIN, LOG_STD_MAX).expand_as(mu)
+
+
 class TanhHead(nn.Module):
     """One deterministic action in [-1, 1]: tanh of a linear layer (the actor of DDPG and TD3)."""
 

@@ -13,7 +13,7 @@ import torch.nn as nn
 
 from tidal.base.defaults import ConfigRule
 from tidal.models.batch_renorm import BatchRenorm
-from tidal.models.heads import DiscreteHead, GaussianHead, TanhHead
+from tidal.models.heads import DiscreteHead, GaussianHead, GlobalStdGaussianHead, TanhHead
 from tidal.models.mlp import EnsembleMLP, NormFactory, mlp
 from tidal.registry import MODEL_REGISTRY
 
@@ -95,9 +95,11 @@ class ContinuousQAC(_ActorCritic):
 
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
                  actor_hidden_sizes: Sequence[int] = (256, 256),
-                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu',
+                 state_dependent_std: bool = True) -> None:
+        """`state_dependent_std=False`: one learnt log std per action dimension instead of a layer's output."""
         super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
-                         GaussianHead, ContinuousCritic)
+                         GaussianHead if state_dependent_std else GlobalStdGaussianHead, ContinuousCritic)
 
 
 @MODEL_REGISTRY.register('batch_renorm_qac')
@@ -144,3 +146,22 @@ class DiscreteQAC(_ActorCritic):
                  critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
         super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
                          DiscreteHead, DiscreteCritic)
+
+
+@MODEL_REGISTRY.register('deterministic_actor')
+class DeterministicActor(nn.Module):
+    """A deterministic tanh actor alone, for bounded continuous actions (behaviour cloning): `actor(obs)` gives the
+    action in [-1, 1]."""
+
+    def __init__(self, obs_shape: Shape, action_shape: Shape, actor_hidden_sizes: Sequence[int] = (256, 256),
+                 activation: str = 'relu') -> None:
+        super().__init__()
+        obs_dim, self.action_dim = flat_dim(obs_shape), flat_dim(action_shape)
+        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation)
+        self.actor_head = TanhHead(actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim, self.action_dim)
+
+    def actor(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor_head(self.actor_body(obs))
+
+    def actor_network(self) -> nn.Module:
+        return nn.Sequential(self.actor_body, self.actor_head)

@@ -29,6 +29,8 @@ class ContinuousQVAC(ContinuousQAC):
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
                  actor_hidden_sizes: Sequence[int] = (256, 256),
                  critic_hidden_sizes: Sequence[int] = (256, 256),
-                 value_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
-        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation)
+                 value_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu',
+                 state_dependent_std: bool = True) -> None:
+        super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
+                         state_dependent_std)
         self.value = StateValue(flat_dim(obs_shape), value_hidden_sizes, activation)

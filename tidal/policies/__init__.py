@@ -1,9 +1,11 @@
 """Registered policies; importing this package registers the built-in ones."""
 from tidal.policies.a2c import A2CPolicy
 from tidal.policies.base import Policy
+from tidal.policies.bc import BCPolicy
 from tidal.policies.crossq import CrossQPolicy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
+from tidal.policies.iql import IQLPolicy
 from tidal.policies.muzero import MuZeroPolicy
 from tidal.policies.muzero_repr import MuZeroReprPolicy
 from tidal.policies.ppg import PPGPolicy
@@ -15,7 +17,8 @@ from tidal.policies.sqil_sac import SQILSACPolicy
 from tidal.policies.sql import SQLPolicy
 from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
+from tidal.policies.td3_bc import TD3BCPolicy
 
-__all__ = ['A2CPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+__all__ = ['A2CPolicy', 'BCPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
            'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
-           'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']
+           'TD3BCPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

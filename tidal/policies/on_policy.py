@@ -22,13 +22,9 @@ from tidal.base.modes import ActingSteps, EnvLayout, Timestep, no_draw
 from tidal.base.nest import leading_dim, tree_map
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, split_action_mask
+from tidal.policies.common import adam, shape_tuple, split_action_mask
 from tidal.rl_utils import gae
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
-
-
-def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
-    return (int(shape), ) if isinstance(shape, int) else tuple(int(size) for size in shape)
 
 
 class RolloutTD(NamedTuple):

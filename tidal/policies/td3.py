@@ -94,7 +94,8 @@ class DDPGPolicy(Policy):
         # the target actor and critics, one Polyak update
         self._target = self.parts.target('target', TargetNetwork(self._model))
         self._updates = self.parts.counter('updates', UpdateCount())  # critic steps: the delayed actor's clock
-        self._last_actor_loss = torch.zeros((), device=self._device)
+        # what the latest actor step reported, by name (0 before the first)
+        self._last_actor_values = {name: torch.zeros((), device=self._device) for name in self._actor_monitors()}
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         """1. the critic step, 2. every actor_update_freq-th update an actor step on the critics held constant,
@@ -109,14 +110,18 @@ class DDPGPolicy(Policy):
         actor_step = self._updates.value % learn.actor_update_freq == 0
         if actor_step:
             stages.append(LossStage(self._optimizer_actor, self._actor_loss, None, loss_key=None, norm_key=None,
-                                    frozen=(self._model.critic,), seen=self._keep_actor_loss))
+                                    frozen=(self._model.critic,), seen=self._keep_actor_values))
         move_targets = actor_step or learn.target_update == 'critic_step'
-        # an update without an actor step reports the latest actor step's loss (0 before the first)
-        return LearnPlan(stages, info={'actor_loss': self._last_actor_loss},
+        # an update without an actor step reports the latest actor step's values (0 before the first)
+        return LearnPlan(stages, info=dict(self._last_actor_values),
                          after=(lambda: self._target.update(learn.target_theta)) if move_targets else None)
 
-    def _keep_actor_loss(self, values: dict[str, torch.Tensor]) -> None:
-        self._last_actor_loss = values['actor_loss']
+    def _actor_monitors(self) -> list[str]:
+        """The values every actor step reports, which the updates between actor steps repeat."""
+        return ['actor_loss']
+
+    def _keep_actor_values(self, values: dict[str, torch.Tensor]) -> None:
+        self._last_actor_values = {name: values[name] for name in self._last_actor_values}
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Each critic's squared error to y = R + gamma^n (1 - terminated) min_i Q'_i(s', a'), a' the target
@@ -147,7 +152,7 @@ class DDPGPolicy(Policy):
         return actor_loss, {'actor_loss': actor_loss.detach()}
 
     def _monitor_vars_learn(self) -> list[str]:
-        names = ['critic_loss', 'actor_loss', 'q_value', 'target_q_value', 'td_error']
+        names = ['critic_loss', *self._actor_monitors(), 'q_value', 'target_q_value', 'td_error']
         return names + ['twin_critic_loss'] if self._cfg.model.get('twin_critic', False) else names
 
     # ----- collect and eval ------------------------------------------------------------------

@@ -16,14 +16,19 @@ from tidal.registry import feed_class
 from tidal.worker.builders import build_env_manager, build_policy
 from tidal.worker.collector import SampleCollector
 from tidal.worker.copy_acting import CopyActingCollector
+from tidal.worker.no_collection import NoCollection
 
 
 def build_collector(cfg: EasyDict, policy: PolicyLike, notify: Optional[Callable[[str], None]] = None) -> Collector:
     """Local envs stepped by `policy`'s collect mode (or its CPU copy: `policy.collect.acting_device`), or
-    `collector.num_workers` Ray workers acting with it, which tell `notify` of a restarted worker."""
+    `collector.num_workers` Ray workers acting with it, which tell `notify` of a restarted worker; no envs at all
+    for a feed that learns offline."""
+    spec = feed_class(type(policy)).spec(cfg)
+    if spec.offline:
+        return NoCollection()
     if cfg.collector.type == 'ray':
         from tidal.worker.ray_collector import build_ray_collector  # Ray is an optional extra
-        ahead = feed_class(type(policy)).spec(cfg).rollout_ahead
+        ahead = spec.rollout_ahead
         return build_ray_collector(cfg, policy.collect_mode, policy.device, rollout_ahead=ahead, notify=notify)
     manager = build_env_manager(cfg, 'collector')
     if cfg.policy.collect.acting_device == 'cpu':

@@ -37,13 +37,15 @@ class RunLogger:
     """Writes scalars to `<run>/log/` (tensorboardX, unless `tensorboard` is off) and to the `trackers`, and lines
     to `<run>/log.txt`.
 
-    Every scalar is stepped by env steps, the one clock that only moves forward across a resume;
-    `resume_from` is the `position()` saved with the checkpoint a run resumes from.
+    Every scalar is stepped by the run's `clock`, env steps (or train iterations in a run that learns offline):
+    the one clock that only moves forward across a resume; `resume_from` is the `position()` saved with the
+    checkpoint a run resumes from.
     """
 
     def __init__(self, run_dir: str | os.PathLike, resume_from: Optional[Mapping[str, Any]] = None,
-                 trackers: Sequence[Tracker] = (), tensorboard: bool = True) -> None:
+                 trackers: Sequence[Tracker] = (), tensorboard: bool = True, clock: str = 'env_step') -> None:
         self.run_dir = Path(run_dir)
+        self.clock = clock
         self.trackers = list(trackers)
         self._summary: Mapping[str, Any] = {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -116,7 +118,8 @@ class RunLogger:
                 self._writer.add_scalar(name, value, env_step)
         for tracker in list(self.trackers):
             self._track(tracker, lambda: tracker.log(named, env_step))
-        self.info(f'{prefix} @ env step {env_step}, iter {train_iter}: '
+        where = f'env step {env_step}, iter {train_iter}' if self.clock == 'env_step' else f'iter {train_iter}'
+        self.info(f'{prefix} @ {where}: '
                   + ', '.join(f'{k}={v:.4g}' for k, v in values.items()))
 
     def evaluation(self, row: Mapping[str, float]) -> None:
@@ -132,7 +135,7 @@ class RunLogger:
         logged = ['return_mean', 'return_std', 'episode_length_mean']
         if math.isfinite(row['collect_return_mean']):
             logged.append('collect_return_mean')
-        self.scalars('eval', {key: row[key] for key in logged}, int(row['env_step']), int(row['train_iter']))
+        self.scalars('eval', {key: row[key] for key in logged}, int(row[self.clock]), int(row['train_iter']))
 
     def _track(self, tracker: Tracker, send: Callable[[], None]) -> None:
         """Send to a tracking service; one that fails (its server went away) is said once and dropped, and the run

@@ -119,8 +119,10 @@ def load_minari_demos(source: str, key: str, env_cfg: EasyDict) -> Demos:
     if not episodes:
         raise CheckpointError(f"{key}: Minari dataset '{source}' has no episodes")
     returns = [float(episode['reward'].sum()) for episode in episodes]
-    return as_demos(episodes, dict(dataset.storage.metadata.get('tidal', {}), minari_dataset=source,
-                                   env_id=env_type.env_id, returns=returns))
+    metadata = dataset.storage.metadata
+    references = {key: float(metadata[key]) for key in ('ref_min_score', 'ref_max_score') if key in metadata}
+    return as_demos(episodes, dict(metadata.get('tidal', {}), minari_dataset=source, env_id=env_type.env_id,
+                                   returns=returns, **references))
 
 
 def _open(source: str, key: str) -> Any:

@@ -48,9 +48,16 @@ def read_evals(run_dir: str | os.PathLike) -> dict[str, list[float]]:
     return {key: [float(row[key]) if key in header else math.nan for row in rows] for key in EVAL_COLUMNS}
 
 
+def clock_column(evals: Sequence[Mapping[str, list[float]]]) -> str:
+    """The column curves are drawn against: env steps, or train iterations where every run learnt offline (its
+    env steps all 0)."""
+    offline = all(not any(e['env_step']) for e in evals) and any(any(e['train_iter']) for e in evals)
+    return 'train_iter' if offline else 'env_step'
+
+
 def seed_curve(run_dirs: Sequence[str | os.PathLike], confidence: float = 0.95, replicates: int = 2000,
                seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(env steps, IQM, CI low, CI high) of the seeds' eval returns.
+    """(env steps, or train iterations offline; IQM, CI low, CI high) of the seeds' eval returns.
 
     The curve spans the env steps every seed reached (from the latest first evaluation to the earliest
     last one), on the union of the seeds' evaluation steps there; a seed without an evaluation at one
@@ -61,10 +68,11 @@ def seed_curve(run_dirs: Sequence[str | os.PathLike], confidence: float = 0.95, 
     empty = [str(run_dir) for run_dir, e in zip(run_dirs, evals) if not e['env_step']]
     if empty:
         raise TidalError(f"'{empty[0]}' has no evaluations yet: nothing to plot")
-    start = max(e['env_step'][0] for e in evals)
-    end = min(e['env_step'][-1] for e in evals)
-    steps = np.unique([step for e in evals for step in e['env_step'] if start <= step <= end])
-    returns = np.stack([np.interp(steps, e['env_step'], e['return_mean']) for e in evals])  # [seeds, steps]
+    clock = clock_column(evals)
+    start = max(e[clock][0] for e in evals)
+    end = min(e[clock][-1] for e in evals)
+    steps = np.unique([step for e in evals for step in e[clock] if start <= step <= end])
+    returns = np.stack([np.interp(steps, e[clock], e['return_mean']) for e in evals])  # [seeds, steps]
     intervals = [iqm_ci(returns[:, i], confidence, replicates, seed) for i in range(len(steps))]
     return (steps, np.array([c.point for c in intervals]), np.array([c.low for c in intervals]),
             np.array([c.high for c in intervals]))
@@ -74,7 +82,7 @@ def _draw_run(ax: plt.Axes, run_dir: str | os.PathLike) -> None:
     """One run: its mean eval return with a +-std band, and the collect return dashed where recorded."""
     evals = read_evals(run_dir)
     name = Path(run_dir).name
-    steps, mean, std = evals['env_step'], evals['return_mean'], evals['return_std']
+    steps, mean, std = evals[clock_column([evals])], evals['return_mean'], evals['return_std']
     collected = [(step, value) for step, value in zip(steps, evals['collect_return_mean']) if math.isfinite(value)]
     line, = ax.plot(steps, mean, label=f'{name} (eval)' if collected else name)
     ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
@@ -113,7 +121,8 @@ def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run
             _draw_run(ax, group.run_dirs[0])
         else:
             _draw_group(ax, group)
-    ax.set_xlabel('env steps')
+    runs = [run_dir for group in groups for run_dir in group.run_dirs]
+    ax.set_xlabel('train iterations' if clock_column([read_evals(r) for r in runs]) == 'train_iter' else 'env steps')
     ax.set_ylabel('return')
     ax.set_title(title or ', '.join(group.label for group in groups))
     ax.grid(alpha=0.3)

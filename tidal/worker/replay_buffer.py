@@ -276,6 +276,14 @@ class ReplayBuffer:
 
     # checkpoints ---------------------------------------------------------------------------------
 
+    def sampling_state(self) -> torch.Tensor:
+        """The sampler's generator state alone: what a resume needs of a buffer whose contents are rebuilt from
+        their source (an offline run's dataset)."""
+        return self._generator.get_state()
+
+    def load_sampling_state(self, state: torch.Tensor) -> None:
+        self._generator.set_state(state)
+
     def state_dict(self) -> dict:
         """Filled slots, ring position and RNG state; enough to resume the same sample sequence."""
         columns: dict = {}

@@ -1,0 +1,33 @@
+"""The losses of learning from a fixed dataset, each as its paper writes it; they know no policy."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
+    """IQL's L_2^tau (Kostrikov et al. 2021, eq. 5): mean of |tau - 1(u < 0)| u^2 over u = `diff`, which fits an
+    upper expectile of the target for tau > 0.5."""
+    weight = torch.where(diff < 0, 1.0 - expectile, expectile)
+    return (weight * diff.pow(2)).mean()
+
+
+def advantage_weights(advantage: torch.Tensor, beta: float, max_weight: float) -> torch.Tensor:
+    """exp(beta A) clipped at `max_weight`: the advantage-weighted regression weights of IQL's policy extraction
+    (eq. 7) and AWAC."""
+    return torch.exp(beta * advantage).clamp(max=max_weight)
+
+
+def gaussian_log_prob(mean: torch.Tensor, log_std: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """log N(action; mean, exp(log_std)^2) summed over the action's last axis (a diagonal Gaussian)."""
+    z = (action - mean) * torch.exp(-log_std)
+    return (-0.5 * z.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
+
+
+def td3_bc_actor_loss(q: torch.Tensor, action: torch.Tensor, data_action: torch.Tensor,
+                      alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """TD3+BC's actor loss (Fujimoto and Gu 2021, eq. 3 and section 5): -lambda mean Q(s, pi(s)) + mean (pi(s) -
+    a)^2, with lambda = alpha / mean |Q| over the batch, held constant. Returns (loss, lambda)."""
+    lmbda = alpha / q.abs().mean().detach()
+    return -lmbda * q.mean() + (action - data_action).pow(2).mean(), lmbda
