@@ -188,6 +188,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
                    help='override a config key (the envs the demonstrations come from, say); repeatable')
 
+    p = sub.add_parser('build-datasets', help='build a D4RL-like suite of Minari datasets (random, medium, '
+                                              'medium-replay, expert, medium-expert) from runs of a config')
+    p.add_argument('config')
+    _add_layers(p)
+    p.add_argument('--max-env-step', type=_positive, required=True, help="the expert run's budget")
+    p.add_argument('--transitions', type=_positive, required=True,
+                   help='transitions of each recorded level (whole episodes, at least this many)')
+    p.add_argument('--prefix', metavar='NAMESPACE/ENV', help="the datasets' ids before /LEVEL-v0 (default: "
+                                                             'mujoco/hopper for Hopper-v5, tidal/pendulum for Pendulum-v1)')
+    p.add_argument('--runs-dir', help='folder of the expert and medium runs (default: the prefix, / as _, + _runs)')
+    p.add_argument('-s', '--seed', type=_seed, help=_SEED_HELP)
+    p.add_argument('--no-progress', action='store_true', help='hide the progress bars')
+    p.add_argument('--import', dest='imports', action='append', default=[], metavar='MODULE')
+    p.add_argument('--set', dest='overrides', action='append', default=[], metavar='KEY=VALUE',
+                   help='override a config key of the runs; repeatable')
+
     p = sub.add_parser('plot', help='plot eval (and collect) return against env steps for one or more runs; '
                                     'the seeds of one config make one curve (IQM with a 95%% bootstrap band)')
     p.add_argument('run_dirs', nargs='+')
@@ -345,6 +361,10 @@ def _dispatch(args: argparse.Namespace) -> None:
                              data_format=args.format, dataset_id=args.dataset_id)
         print(f'wrote {args.episodes} episodes to {path}'
               + (f' (Minari dataset {args.dataset_id})' if args.format == 'minari' else ''))
+    elif args.command == 'build-datasets':
+        from tidal.entry.offline_suite import build_datasets
+        build_datasets(_config_input(args), args.max_env_step, args.transitions, args.prefix, args.seed,
+                       args.overrides, args.runs_dir, progress=not args.no_progress)
     elif args.command == 'tune':
         from tidal.entry.tune import tune
         tune(_config_input(args), trials=args.trials, seeds=args.seeds, budget_env_steps=args.budget_env_steps,

@@ -29,7 +29,7 @@ from tidal.base.device import policy_device
 from tidal.base.errors import TidalError
 from tidal.base.feed import FeedClass
 from tidal.entry.run_checkpoints import CheckpointSchedule
-from tidal.entry.run_evaluation import RunEvaluation, remote_evaluation
+from tidal.entry.run_evaluation import RunEvaluation, normalized_score, remote_evaluation
 from tidal.entry.run_log import Clock, CollectReturns, RunReport, TrainLog
 from tidal.entry.run_videos import EvalVideos
 from tidal.entry.policy import build_policy
@@ -112,7 +112,7 @@ class Run:
         self._end_reason: Optional[str] = None  # set when an error stops the run
         self.checkpoints = CheckpointSchedule(self.run_dir, learner_cfg.save_ckpt_secs)
         self.evaluation = RunEvaluation(self.evaluator, remote_eval, self.policy, self.report, self.checkpoints,
-                                        videos, self.clock, on_eval)
+                                        videos, self.clock, on_eval, self.feed.reference_scores())
         self.returns = CollectReturns(self.collector)
         self._periods = {  # of the learner's hooks
             'log': Period(learner_cfg.log_freq, learner_cfg.log_freq_env_steps, lambda: self.env_step),
@@ -354,6 +354,9 @@ class Run:
             evaluation = self.evaluation
             last = 'none' if evaluation.last_return is None else f'{evaluation.last_return:.2f}'
             best = 'none' if evaluation.best_return == -float('inf') else f'{evaluation.best_return:.2f}'
+            if evaluation.ref_scores is not None and evaluation.last_return is not None:
+                best += f' (score {normalized_score(evaluation.best_return, evaluation.ref_scores):.1f})'
+                last += f' (score {normalized_score(evaluation.last_return, evaluation.ref_scores):.1f})'
             where = f'train iteration {self.learner.train_iter}' if self.offline else f'env step {self.env_step}'
             print(f'tidal: run ended ({self._end_reason or outcome}) at {where}; eval return best {best}, last {last}; '
                   f"run folder {self.run_dir} ({self.run_dir / 'curve.png'}, {self.run_dir / 'ckpt' / 'best.pt'})",

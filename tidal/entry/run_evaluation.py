@@ -28,8 +28,12 @@ class RunEvaluation:
 
     def __init__(self, evaluator: Evaluator, remote: Optional[RemoteEvaluation], policy: PolicyLike, report: RunReport,
                  checkpoints: CheckpointSchedule, videos: EvalVideos, clock: Clock,
-                 on_eval: Optional[Callable[[dict[str, float]], None]]) -> None:
-        """`on_eval` sees each evaluation's row of evals.csv (a tuner prunes a trial by raising from it)."""
+                 on_eval: Optional[Callable[[dict[str, float]], None]],
+                 ref_scores: Optional[tuple[float, float]] = None) -> None:
+        """`on_eval` sees each evaluation's row of evals.csv (a tuner prunes a trial by raising from it).
+        `ref_scores`: the returns of a random and an expert policy, which put each evaluation's mean return on
+        D4RL's normalised score, 100 (R - random) / (expert - random), beside it."""
+        self.ref_scores = ref_scores
         self.evaluator, self.remote, self.policy = evaluator, remote, policy
         self._report, self._checkpoints, self._videos, self._clock = report, checkpoints, videos, clock
         self._on_eval = on_eval
@@ -81,6 +85,8 @@ class RunEvaluation:
         self.last_return = result.return_mean
         collect_return = sum(collected) / len(collected) if collected else float('nan')
         row = result.row(env_step, train_iter, wall_time, collect_return)
+        if self.ref_scores is not None:
+            row['normalized_return_mean'] = normalized_score(result.return_mean, self.ref_scores)
         self._report.logger.evaluation(row)
         if result.return_mean > self.best_return:
             self.best_return = result.return_mean
@@ -88,9 +94,17 @@ class RunEvaluation:
                                          self.best_return)
         self._report.plot_if_due()
         progress = {'iter': train_iter, 'eval_return': f'{result.return_mean:.1f}'}
+        if 'normalized_return_mean' in row:
+            progress['score'] = f"{row['normalized_return_mean']:.1f}"
         if collected:
             progress['collect_return'] = f'{collect_return:.1f}'
         self._report.show(progress)
         if self._on_eval is not None:
             self._on_eval(row)
         self.stop_reached |= self.evaluator.reached_stop_value(result)
+
+
+def normalized_score(episode_return: float, ref_scores: tuple[float, float]) -> float:
+    """D4RL's normalised score: 0 at the random policy's return, 100 at the expert's."""
+    low, high = ref_scores
+    return 100.0 * (episode_return - low) / (high - low)

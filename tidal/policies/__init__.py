@@ -2,6 +2,7 @@
 from tidal.policies.a2c import A2CPolicy
 from tidal.policies.base import Policy
 from tidal.policies.bc import BCPolicy
+from tidal.policies.cql import CQLPolicy
 from tidal.policies.crossq import CrossQPolicy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
@@ -19,6 +20,6 @@ from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
 from tidal.policies.td3_bc import TD3BCPolicy
 
-__all__ = ['A2CPolicy', 'BCPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+__all__ = ['A2CPolicy', 'BCPolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
            'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
            'TD3BCPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -122,18 +122,26 @@ class SACPolicy(MaxEntropyActorCritic):
 
     def _critic_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_Q (eq. 5), one term per critic of the ensemble, against the soft value of s' (eq. 3)."""
+        critic_losses, td_error, q, next_value = self._critic_terms(batch)
+        return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
+
+    def _critic_terms(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(each critic's J_Q [E], TD errors, Q(s, a) [E, B], the value of s' the targets bootstrap from)."""
         obs, action, next_obs = batch['obs'], batch['action'], batch['next_obs']
         reward, discount = td_reward(batch, self._gamma)  # one step's, or an n-step window's (policy.nstep)
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         weight = sample_weight(batch, self._cfg.priority_IS_weight)
-        alpha = self._temperature.value
         next_action, next_log_prob = self._next_action(next_obs, batch['next_noise'])
         with torch.no_grad():
             next_q = self._target_critic(next_obs, next_action).min(dim=0).values
-            next_value = next_q - alpha * next_log_prob
+            next_value = self._next_value(next_q, next_log_prob)
         q = self._model.critic(obs, action)
         critic_losses, td_error = v_1step_td_error(q, next_value, reward, terminated, discount, weight)
-        return critic_losses.sum(), self._critic_info(critic_losses, td_error, q, next_value)
+        return critic_losses, td_error, q, next_value
+
+    def _next_value(self, next_q: torch.Tensor, next_log_prob: torch.Tensor) -> torch.Tensor:
+        """The soft value of s' (eq. 3): Q'(s', a') - alpha log pi(a' | s')."""
+        return next_q - self._temperature.value * next_log_prob
 
     def _policy_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """J_pi (eq. 7) on a fresh reparameterized action, the critics held constant, plus J(alpha) (eq. 18)."""

@@ -31,3 +31,13 @@ def td3_bc_actor_loss(q: torch.Tensor, action: torch.Tensor, data_action: torch.
     a)^2, with lambda = alpha / mean |Q| over the batch, held constant. Returns (loss, lambda)."""
     lmbda = alpha / q.abs().mean().detach()
     return -lmbda * q.mean() + (action - data_action).pow(2).mean(), lmbda
+
+
+def cql_penalty(q_sampled: torch.Tensor, log_density: torch.Tensor, q_data: torch.Tensor,
+                temperature: float) -> torch.Tensor:
+    """CQL(H)'s regulariser (Kumar et al. 2020, eq. 4), its log-sum-exp over actions estimated by importance sampling
+    (appendix F): per critic, the batch mean of T logsumexp_i((Q(s, a_i) - log mu(a_i | s)) / T) - Q(s, a), a the
+    dataset's action. `q_sampled` [E, M, B] are the critics' values of M proposed actions per state, `log_density`
+    [M, B] their proposals' log densities, `q_data` [E, B]; returns [E]."""
+    soft_max = temperature * torch.logsumexp((q_sampled - log_density) / temperature, dim=1)
+    return (soft_max - q_data).mean(dim=-1)

@@ -23,16 +23,16 @@ _MODEL_PATH = 'policy.collect.model_path'
 
 
 def record_episodes(cfg: EasyDict, policy: PolicyLike, episodes: int, seed: int, deterministic: bool = True,
-                    manager: Optional[EnvManager] = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                    manager: Optional[EnvManager] = None, random: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(episodes, metadata): `episodes` whole episodes of `policy` on the collector envs of `cfg` (or on `manager`'s,
     which its owner closes), seeded by `seed`; deterministic: its eval-mode action, else it samples as collection
-    does."""
+    does; `random`: uniformly random actions (its collect mode's warm-up actions) instead."""
     acting = recording_mode(policy.collect_mode, policy.eval_mode, deterministic)
     envs = build_env_manager(cfg, 'collector') if manager is None else manager
     try:
         collector = EpisodeCollector(envs, acting, policy.device)
         collector.reset(seed=stream_seed(seed))
-        rollouts = collector.collect(episodes)
+        rollouts = collector.collect(episodes, random=random)
     finally:
         if manager is None:
             envs.close()

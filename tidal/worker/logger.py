@@ -126,13 +126,15 @@ class RunLogger:
         """Append one evaluation to evals.csv and to the event file (collect_return_mean where some training
         episode finished). A file begun before a column existed (a resumed older run) keeps its header."""
         new = not self._evals_path.exists() or self._evals_path.stat().st_size == 0
-        columns = EVAL_COLUMNS if new else _header(self._evals_path)
+        # a run's own columns (an offline run's normalised score) after the common ones
+        columns = [*EVAL_COLUMNS, *(key for key in row if key not in EVAL_COLUMNS)] if new else _header(self._evals_path)
         with open(self._evals_path, 'a', newline='') as f:
             writer = csv.DictWriter(f, fieldnames=columns)
             if new:
                 writer.writeheader()
             writer.writerow({key: row[key] for key in columns})
-        logged = ['return_mean', 'return_std', 'episode_length_mean']
+        logged = ['return_mean', 'return_std', 'episode_length_mean', *(['normalized_return_mean']
+                                                                         if 'normalized_return_mean' in row else [])]
         if math.isfinite(row['collect_return_mean']):
             logged.append('collect_return_mean')
         self.scalars('eval', {key: row[key] for key in logged}, int(row[self.clock]), int(row['train_iter']))

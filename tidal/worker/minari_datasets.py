@@ -8,10 +8,11 @@ bootstraps on a truncation only. Datasets live under Minari's root, MINARI_DATAS
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import gymnasium
 import minari
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 from easydict import EasyDict
 from gymnasium import spaces as gym_spaces
+from minari.data_collector import EpisodeBuffer
 from minari.dataset.minari_dataset import parse_dataset_id
 from minari.storage.datasets_root_dir import get_dataset_path
 
@@ -74,6 +76,41 @@ class MinariWriter:
 
     def close(self) -> None:
         self.manager.close()
+
+
+def save_episodes(dataset_id: str, episodes: Sequence[Mapping[str, Any]], env_cfg: EasyDict,
+                  ref_scores: tuple[float, float], description: str) -> Path:
+    """Write `episodes` (tidal's transition columns, actions in the policy's units) as the Minari dataset
+    `dataset_id`, in the env's own units and dtypes, with the reference returns of a random and an expert policy
+    (`ref_min_score`, `ref_max_score`) that D4RL's normalised score reads."""
+    dataset_id = _new_dataset_id(dataset_id)
+    env_type = ENV_REGISTRY.build(env_cfg.type, env_cfg)
+    env = env_type.make('collector')
+    try:
+        bounds = action_bounds(env)
+        # the env as registered (its time limit too) with the run's keyword arguments, without tidal's wrappers
+        registered = gymnasium.spec(env_type.env_id)
+        spec = dataclasses.replace(registered, kwargs={**registered.kwargs, **dict(env_cfg.get('env_kwargs', {}))})
+        obs_space, action_space = env_type.env_spaces()
+    finally:
+        env.close()
+    buffers = []
+    for index, episode in enumerate(episodes):
+        observations = np.concatenate([np.asarray(episode['obs']), np.asarray(episode['next_obs'][-1:])])
+        actions = np.asarray(episode['action'])
+        if bounds is not None:
+            actions = bounds.env_action(actions)
+        buffers.append(EpisodeBuffer(
+            id=index, observations=observations.astype(obs_space.dtype), actions=actions.astype(action_space.dtype),
+            rewards=np.asarray(episode['reward'], np.float64), terminations=np.asarray(episode['terminated'], bool),
+            truncations=np.asarray(episode['truncated'], bool)))
+    with warnings.catch_warnings():  # Minari asks for an author and a code link, which tidal does not know
+        warnings.filterwarnings('ignore', message='`(author|author_email|code_permalink)` is set to None',
+                                category=UserWarning)
+        minari.create_dataset_from_buffers(dataset_id, buffers, env=spec, eval_env=spec, algorithm_name='tidal build-datasets',
+                                           ref_min_score=ref_scores[0], ref_max_score=ref_scores[1],
+                                           description=description)
+    return get_dataset_path(dataset_id)
 
 
 def _new_dataset_id(dataset_id: str) -> str:

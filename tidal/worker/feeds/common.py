@@ -35,6 +35,10 @@ class Feed:
         collects for itself."""
         return None
 
+    def reference_scores(self) -> Optional[tuple[float, float]]:
+        """(random, expert) returns for a normalised score: none for a feed without a dataset."""
+        return None
+
     @classmethod
     def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
         """The config key and the env steps this feed collects before its first update: a run whose

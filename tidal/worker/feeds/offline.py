@@ -57,6 +57,9 @@ class OfflineFeed(Feed):
         if statistics is not None:
             statistics.load_state_dict(dataset_moments(columns['obs']))
 
+    def reference_scores(self) -> Optional[tuple[float, float]]:
+        return self.data.ref_scores
+
     def warmed_up(self) -> bool:
         return True
 
