@@ -23,6 +23,8 @@ REPO_ROOT = BENCH_DIR.parent
 SB3_VENV = BENCH_DIR / '.venv-sb3'
 LIGHTZERO_VENV = BENCH_DIR / '.venv-lightzero'
 RLLIB_VENV = BENCH_DIR / '.venv-rllib'
+D3RLPY_VENV = BENCH_DIR / '.venv-d3rlpy'
+D3RLPY_PIN = 'd3rlpy==2.8.1'
 TORCH_PIN = 'torch==2.13.0'
 LIGHTZERO_PIN = 'lightzero==0.2.0'
 DI_ENGINE_PIN = 'DI-engine==0.5.3'
@@ -411,6 +413,13 @@ def ensure_sb3_venv(venv: Path = SB3_VENV) -> Path:
     return ensure_venv(venv, 'stable_baselines3, sb3_contrib, gymnasium.envs.mujoco',
                        [[TORCH_PIN], ['stable-baselines3', 'sb3-contrib', 'gymnasium', 'mujoco', 'imageio', 'packaging',
                                       TORCH_PIN]])
+
+
+def ensure_d3rlpy_venv(venv: Path = D3RLPY_VENV) -> Path:
+    """Python of the d3rlpy venv: tidal's torch build, d3rlpy 2.8 and the gymnasium it pins (1.0.0) with MuJoCo,
+    apart from tidal's environment (d3rlpy pins another gymnasium)."""
+    return ensure_venv(venv, 'd3rlpy, gymnasium.envs.mujoco',
+                       [[TORCH_PIN], [D3RLPY_PIN, 'gymnasium[mujoco]==1.0.0', TORCH_PIN]])
 
 
 def ensure_lightzero_venv(training: bool = False) -> Path:

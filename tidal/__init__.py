@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from tidal.config import ConfigLayers, compile_config, read_config
     from tidal.entry.agent import Agent, load
     from tidal.entry.result import RunResult
-    from tidal.entry.serial_pipeline import (serial_pipeline, serial_pipeline_muzero, serial_pipeline_onpolicy,
-                                             serial_pipeline_sqil)
+    from tidal.entry.serial_pipeline import (serial_pipeline, serial_pipeline_muzero, serial_pipeline_offline,
+                                             serial_pipeline_onpolicy, serial_pipeline_sqil)
     from tidal.policies.base import Policy
     from tidal.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, FEED_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
 
@@ -29,6 +29,7 @@ _HOMES = {
     'Policy': 'tidal.policies.base', 'RunResult': 'tidal.entry.result',
     'serial_pipeline': 'tidal.entry.serial_pipeline', 'serial_pipeline_muzero': 'tidal.entry.serial_pipeline',
     'serial_pipeline_onpolicy': 'tidal.entry.serial_pipeline', 'serial_pipeline_sqil': 'tidal.entry.serial_pipeline',
+    'serial_pipeline_offline': 'tidal.entry.serial_pipeline',
 }
 _SUBPACKAGES = ('base', 'config', 'entry', 'envs', 'mcts', 'models', 'policies', 'registry', 'rl_utils', 'worker')
 

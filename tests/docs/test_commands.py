@@ -5,7 +5,8 @@ The commands of a page section (the text under one heading) run in order in one 
 following that section would type them: a `tidal eval` finds the run its section trained. A block whose first
 line names a file (`# my.yaml`) is written into the folder first. An `$ tidal ...` example is run and the one
 line it prints is compared. Budgets shrink through command-line options only (`--max-env-step`, `--trials`,
-`--budget-env-steps`, `--episodes`), so every other word runs as written.
+`--budget-env-steps`, `--episodes`, `--max-train-iter`, `build-datasets`' `--max-env-step` and `--transitions`),
+so every other word runs as written.
 
 Skipped, each with its reason: usage synopses (placeholders such as CONFIG or [--seeds N]: each names a real
 subcommand, checked through `--help`), `pip install` (the test's own environment is the install), the test
@@ -44,7 +45,7 @@ SHORT_EVAL = ['--set', 'env.evaluator_env_num=1', '--set', 'env.n_evaluator_epis
 #: Warm-ups longer than SHORT_BUDGET, shortened.
 SHORT_WARM_UP = {name: ['--set', 'policy.random_collect_size=1000']
                  for name in ('hopper_sac', 'mpe_spread_sac', 'mpe_spread_discrete_sac')}
-SHORT_TRIALS, SHORT_EPISODES = '2', '1'
+SHORT_TRIALS, SHORT_EPISODES, SHORT_TRAIN_ITER = '2', '1', '40'
 #: Lines that do not run here, and why (matched on the line's start).
 SKIPPED = {
     'pip install': 'installs packages: the test runs in the installed environment',
@@ -121,10 +122,15 @@ def _skip_reason(line: str) -> str | None:
 def _shrunk(args: list[str]) -> list[str]:
     """The command's arguments with its budget made small enough for a test."""
     command = args[0] if args else ''
-    if command == 'train':
+    if command == 'train' and '--max-train-iter' in args:  # an offline run: its budget is in train iterations
+        args = _replaced(args, '--max-train-iter', SHORT_TRAIN_ITER) + SHORT_EVAL
+    elif command == 'train':
         name = Path(args[1]).stem
         args = _replaced(args, '--max-env-step', str(BUDGETS.get(name, SHORT_BUDGET)))
         args += SHORT_EVAL + SHORT_WARM_UP.get(name, [])
+    elif command == 'build-datasets':  # the expert must beat random actions: SAC on Pendulum does by 5000 steps
+        args = _replaced(_replaced(args, '--max-env-step', '5000'), '--transitions', '400')
+        args += ['--no-progress', '--set', 'policy.eval.evaluator.eval_freq=500', *SHORT_EVAL]
     elif command == 'tune':
         args = _replaced(_replaced(args, '--trials', SHORT_TRIALS), '--budget-env-steps', str(SHORT_BUDGET))
     elif command == 'eval':

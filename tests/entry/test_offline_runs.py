@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from tidal.entry.cli import main
-from tidal.entry.offline_suite import replay_episodes
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.demos import save_demos
+from tidal.worker.offline_data import next_actions, replay_episodes
 
 ACTOR = ['--set', 'policy.model.actor_hidden_sizes=[16]', '--set', 'policy.learn.batch_size=16',
          '--set', 'env.n_evaluator_episode=1', '--set', 'env.evaluator_env_num=1', '--no-progress']
@@ -99,7 +99,7 @@ def _tensors(tree):
 
 
 def test_a_demonstration_file_and_a_minari_dataset_with_reference_returns(folder):
-    episodes = replay_episodes(folder / 'source')
+    episodes = replay_episodes(folder / 'source' / 'ckpt' / 'latest.pt', 1)
     assert sum(len(episode['reward']) for episode in episodes) == 300
     assert [bool(episode['truncated'][-1]) for episode in episodes] == [True, True]  # 200 steps, then 100 running
     save_demos('demos.npz', episodes, dict(env_id='Pendulum-v1', obs_shape=3, action_shape=1,
@@ -194,3 +194,23 @@ def test_build_datasets_makes_the_five_levels_with_reference_returns_and_bc_lear
     assert [row['train_iter'] for row in rows] == ['0', '10', '20']
     assert float(rows[-1]['normalized_return_mean']) == pytest.approx(
         100 * (float(rows[-1]['return_mean']) - low) / (high - low))
+
+
+def test_the_ding_command_form_runs_offline_configs_and_names_the_right_mode(folder, capsys):
+    assert main(['-m', 'serial_offline', '-c', 'pendulum_td3_bc', '--train-iter', '20', '--set',
+                 'policy.collect.data_path=source', '--set', 'exp_name=ding_form', *OFFLINE]) == 0
+    assert json.loads((folder / 'ding_form' / 'summary.json').read_text())['train_iter'] == 20
+    capsys.readouterr()
+    assert main(['-m', 'serial', '-c', 'pendulum_td3_bc', '--train-iter', '20']) == 2
+    assert capsys.readouterr().err == ("tidal: error: policy 'td3_bc' learns offline from a dataset; train it with "
+                                       "tidal -m serial_offline (or tidal train, which picks the pipeline itself)\n")
+    assert main(['-m', 'serial_bc', '-c', 'pendulum_sac', '--train-iter', '20']) == 2
+    assert capsys.readouterr().err == ("tidal: error: policy 'sac' learns off-policy; train it with tidal -m serial "
+                                       "(or tidal train, which picks the pipeline itself)\n")
+
+
+def test_the_next_action_is_the_following_rows_within_an_episode_and_the_rows_own_at_its_end():
+    action = torch.tensor([[0.1], [0.2], [0.3], [0.4], [0.5]])
+    terminated = torch.tensor([False, True, False, False, False])
+    truncated = torch.tensor([False, False, False, True, False])
+    assert next_actions(action, terminated, truncated).flatten().tolist() == pytest.approx([0.2, 0.2, 0.4, 0.4, 0.5])

@@ -214,9 +214,10 @@ def _parser() -> argparse.ArgumentParser:
 
 #: DI-engine's `ding -m MODE` entry modes that tidal has, and the serial entry point each runs.
 DING_MODES = {'serial': 'serial_pipeline', 'serial_onpolicy': 'serial_pipeline_onpolicy',
-              'serial_sqil': 'serial_pipeline_sqil'}
-#: How the `-m` form's errors name a serial entry point: by the flag that runs it.
-_DING_FLAGS = {entry: f'tidal -m {mode}' for mode, entry in DING_MODES.items()}
+              'serial_sqil': 'serial_pipeline_sqil', 'serial_offline': 'serial_pipeline_offline',
+              'serial_bc': 'serial_pipeline_offline'}
+#: How the `-m` form's errors name a serial entry point: by the flag that runs it (serial_offline for offline ones).
+_DING_FLAGS = {entry: f'tidal -m {mode}' for mode, entry in DING_MODES.items() if mode != 'serial_bc'}
 
 
 def _ding_form_help() -> str:

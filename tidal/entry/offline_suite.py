@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import numpy as np
-import torch
 
 from tidal.base.errors import CheckpointError, ConfigError
-from tidal.config import read_config
 from tidal.entry.pipelines import train
 from tidal.entry.setup import ConfigInput, load_config
 from tidal.worker.builders import build_policy, configure_torch, set_seed
-from tidal.worker.checkpoint import load_checkpoint, load_policy_checkpoint
+from tidal.worker.checkpoint import load_policy_checkpoint
 from tidal.worker.expert_demos import record_episodes, returns_summary
+from tidal.worker.offline_data import replay_episodes
 
 LEVELS = ('random', 'medium', 'medium-replay', 'expert', 'medium-expert')
 MEDIUM_FRACTION = 1 / 3  # of the way from the random policy's return to the expert's
@@ -65,7 +64,8 @@ def build_datasets(input_cfg: ConfigInput, max_env_step: int, transitions: int, 
     train(input_cfg, seed, max_env_step, None,
           [*overrides, f'exp_name={runs / "medium"}', f'env.stop_value={target}'], progress)
     episodes['medium'] = _record(cfg, runs / 'medium', transitions, seed + 2, 'medium')
-    episodes['medium-replay'] = replay_episodes(runs / 'medium')
+    episodes['medium-replay'] = replay_episodes(runs / 'medium' / 'ckpt' / 'latest.pt',
+                                                cfg.env.collector_env_num)
     episodes['medium-expert'] = episodes['medium'] + episodes['expert']
     from tidal.worker.minari_datasets import save_episodes
     folders = {}
@@ -118,34 +118,3 @@ def _record(cfg: Any, run_dir: Optional[Path], transitions: int, seed: int, what
 
 def _mean_return(episodes: list[dict[str, Any]]) -> float:
     return float(np.mean([float(episode['reward'].sum()) for episode in episodes]))
-
-
-def replay_episodes(run_dir: Path) -> list[dict[str, Any]]:
-    """The replay buffer a run saved with its latest checkpoint, cut into its episodes: each collector env's rows
-    (step-major, so env j's lie j, j + n, ...) in the order collected, split after every terminated or truncated
-    transition; an episode the replay holds only the end of starts where it holds it, and one still running is
-    marked truncated."""
-    state = load_checkpoint(run_dir / 'ckpt' / 'latest.pt')
-    buffer = state.get('feed', {}).get('buffer', {})
-    if 'columns' not in buffer:
-        raise CheckpointError(f"'{run_dir}' saved no replay buffer with its checkpoint")
-    main_config, _ = read_config(str(run_dir / 'config.yaml'))
-    envs = int(main_config['env'].get('collector_env_num', 1))
-    size, cursor, capacity = int(buffer['size']), int(buffer['cursor']), int(buffer['capacity'])
-    order = torch.arange(size) if size < capacity else (torch.arange(size) + cursor) % capacity
-    fields = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated')
-    columns = {field: buffer['columns'][field] for field in fields}
-    episodes = []
-    for env in range(envs):
-        rows = order[env::envs]
-        ends = (columns['terminated'][rows].bool() | columns['truncated'][rows].bool()).nonzero().flatten().tolist()
-        start = 0
-        for end in [*ends, len(rows) - 1] if not ends or ends[-1] != len(rows) - 1 else ends:
-            if end < start:
-                continue
-            episode = {field: columns[field][rows[start:end + 1]] for field in fields}
-            episode['truncated'] = episode['truncated'].bool().clone()
-            episode['truncated'][-1] |= ~episode['terminated'][-1].bool()
-            episodes.append(episode)
-            start = end + 1
-    return episodes

@@ -44,6 +44,15 @@ def serial_pipeline_sqil(input_cfg: ConfigInput, seed: Optional[int] = None, max
                  entry_point='serial_pipeline_sqil', seeds=seeds)
 
 
+def serial_pipeline_offline(input_cfg: ConfigInput, seed: Optional[int] = None, max_train_iter: Optional[int] = None,
+                            overrides: Iterable[str] = (), progress: bool = True,
+                            seeds: Optional[Sequence[int]] = None) -> Any:
+    """Train an offline policy ('bc', 'td3_bc', 'iql', 'cql') on its dataset (`policy.collect.data_path`) from a
+    config path, zoo name or pair, for `max_train_iter` updates; no env is stepped but the evaluator's."""
+    return train(input_cfg, seed, None, max_train_iter, overrides, progress, entry_point='serial_pipeline_offline',
+                 seeds=seeds)
+
+
 def serial_pipeline_muzero(input_cfg: ConfigInput, seed: Optional[int] = None, max_env_step: Optional[int] = None,
                            max_train_iter: Optional[int] = None, overrides: Iterable[str] = (),
                            progress: bool = True, seeds: Optional[Sequence[int]] = None) -> Any:

@@ -1,6 +1,7 @@
-"""The dataset an offline run learns from, as transition columns: a Minari dataset (an id under Minari's root, or
-a folder), a demonstration file of `tidal collect-demos` (.npz), or the replay a tidal run saved with its latest
-checkpoint (a run folder or a checkpoint file: D4RL's "replay" datasets are made this way).
+"""The dataset an offline run learns from, as transition columns of whole episodes end to end: a Minari dataset (an
+id under Minari's root, or a folder), a demonstration file of `tidal collect-demos` (.npz), or the replay a tidal
+run saved with its latest checkpoint (a run folder or a checkpoint file: D4RL's "replay" datasets are made this
+way).
 
 Every source gives the same columns (`obs`, `action`, `reward`, `next_obs`, `terminated`, `truncated`), with
 actions in the policy's units, and the reference returns of a random and an expert policy where the dataset
@@ -66,27 +67,64 @@ def _from_demos(demos: Demos, source: str, cfg: EasyDict) -> OfflineDataset:
 
 
 def _from_replay(source: Path, cfg: EasyDict) -> OfflineDataset:
-    """The replay buffer saved in a run's latest checkpoint (or in the checkpoint file `source`)."""
+    """The replay buffer saved in a run's latest checkpoint (or in the checkpoint file `source`), episode by
+    episode."""
     path = source if source.is_file() else source / 'ckpt' / 'latest.pt'
-    state = load_checkpoint(path)
-    columns = state.get('feed', {}).get('buffer', {}).get('columns') if isinstance(state.get('feed'), dict) else None
-    if not isinstance(columns, dict) or any(field not in columns for field in FIELDS):
-        raise CheckpointError(f"{DATA_KEY}: checkpoint '{path}' holds no replay of transitions (a run of an off-policy "
-                              f"policy saves one); its feed kept {sorted(state.get('feed', {}))}")
     config = path.parent.parent / 'config.yaml'
-    if config.is_file():
-        _check_replay_env(config, cfg, path)
-    return OfflineDataset({field: columns[field] for field in FIELDS}, str(source), reference_scores(cfg, None, str(source)))
-
-
-def _check_replay_env(config: Path, cfg: EasyDict, path: Path) -> None:
-    """Refuse the replay of a run on another env."""
-    from tidal.config import read_config  # the config package reads files; only a replay source needs it here
-    main_config, _ = read_config(str(config))
-    env_id = main_config.get('env', {}).get('env_id')
+    main_config = _run_config(config) if config.is_file() else {}
+    env_id = main_config.get('env', {}).get('env_id', cfg.env.env_id)
     if env_id != cfg.env.env_id:
         raise CheckpointError(f"{DATA_KEY}: the replay in '{path}' comes from a run on env '{env_id}', but env.env_id "
                               f"is '{cfg.env.env_id}'")
+    episodes = replay_episodes(path, int(main_config.get('env', {}).get('collector_env_num', 1)))
+    columns = {field: torch.cat([torch.as_tensor(episode[field]) for episode in episodes]) for field in FIELDS}
+    return OfflineDataset(columns, str(source), reference_scores(cfg, None, str(source)))
+
+
+def _run_config(config: Path) -> dict[str, Any]:
+    from tidal.config import read_config  # the config package reads files; only a replay source needs it here
+    main_config, _ = read_config(str(config))
+    return dict(main_config)
+
+
+def replay_episodes(checkpoint: Path, num_envs: int) -> list[dict[str, Any]]:
+    """The replay buffer a run saved with its checkpoint, cut into its episodes: each of its `num_envs` collector
+    envs' rows (step-major, so env j's lie j, j + n, ...) in the order collected, split after every terminated or
+    truncated transition; an episode the replay holds only the end of starts where it holds it, and one still
+    running is marked truncated."""
+    state = load_checkpoint(checkpoint)
+    feed = state.get('feed')
+    buffer = feed.get('buffer') if isinstance(feed, dict) else None
+    if not isinstance(buffer, dict) or any(field not in buffer.get('columns', {}) for field in FIELDS):
+        raise CheckpointError(f"{DATA_KEY}: checkpoint '{checkpoint}' holds no replay of transitions (a run of an "
+                              f"off-policy policy saves one)")
+    size, cursor, capacity = int(buffer['size']), int(buffer['cursor']), int(buffer['capacity'])
+    order = torch.arange(size) if size < capacity else (torch.arange(size) + cursor) % capacity
+    columns = {field: torch.as_tensor(buffer['columns'][field]) for field in FIELDS}
+    episodes = []
+    for env in range(num_envs):
+        rows = order[env::num_envs]
+        ended = columns['terminated'][rows].bool() | columns['truncated'][rows].bool()
+        ends = ended.nonzero().flatten().tolist()
+        if not ends or ends[-1] != len(rows) - 1:
+            ends.append(len(rows) - 1)  # the episode still running when the run stopped
+        start = 0
+        for end in ends:
+            episode = {field: columns[field][rows[start:end + 1]] for field in FIELDS}
+            episode['truncated'] = episode['truncated'].bool() | (torch.arange(end + 1 - start) == end - start) \
+                & ~episode['terminated'].bool()
+            episodes.append(episode)
+            start = end + 1
+    return episodes
+
+
+def next_actions(action: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    """The action the dataset took at each transition's next observation, for columns of whole episodes end to
+    end: the next row's, or the row's own where its episode ends (no next action is known there; a terminated
+    transition does not bootstrap, a truncated one bootstraps with it)."""
+    following = torch.cat([action[1:], action[-1:]])
+    ends = (terminated.bool() | truncated.bool()).reshape(-1, *([1] * (action.dim() - 1)))
+    return torch.where(ends, action, following)
 
 
 def reference_scores(cfg: EasyDict, dataset: Optional[tuple[float, float]], source: str) -> Optional[tuple[float, float]]:
@@ -104,8 +142,10 @@ def reference_scores(cfg: EasyDict, dataset: Optional[tuple[float, float]], sour
 
 
 def as_tensors(columns: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """Columns as tensors: rewards as float32, the flags as bool (a replay may store them otherwise)."""
+    """Columns as tensors (rewards float32, the flags bool: a replay may store them otherwise), with the dataset's
+    `next_action` beside them (ReBRAC's critic penalty reads it)."""
     out = {field: torch.as_tensor(columns[field]) for field in FIELDS}
     out['reward'] = out['reward'].float()
     out['terminated'], out['truncated'] = out['terminated'].bool(), out['truncated'].bool()
+    out['next_action'] = next_actions(out['action'], out['terminated'], out['truncated'])
     return out
