@@ -66,7 +66,7 @@ def test_td3_bc_learns_from_a_runs_replay_counting_train_iterations(folder, caps
     assert torch.allclose(saved['var'], replay.double().var(0, unbiased=False))
 
 
-@pytest.mark.parametrize('algo', ['bc', 'iql', 'cql'])
+@pytest.mark.parametrize('algo', ['bc', 'iql', 'cql', 'rebrac'])
 def test_each_offline_zoo_config_trains_from_a_replay(folder, algo):
     offline = ACTOR_OFFLINE if algo == 'bc' else OFFLINE  # behaviour cloning has no critics
     assert main(['train', f'pendulum_{algo}', '--max-train-iter', '30', '--exp-name', algo,

@@ -9,7 +9,7 @@ from typing import Callable
 import minari
 import pytest
 import torch
-from test_devices import SHORT_RUNS, demos, short_run_overrides  # noqa: F401  (demos: what the SQIL runs imitate)
+from test_devices import SHORT_RUNS, budget, demos, short_run_overrides  # noqa: F401  (demos: what SQIL imitates)
 
 from tidal.entry.cli import main
 from tidal.entry.demos import collect_demos
@@ -28,7 +28,7 @@ def short_run(demos, tmp_path_factory) -> Callable[[str], Path]:  # noqa: F811  
         if name not in runs:
             config, steps, _ = SHORT_RUNS[name]
             folder = tmp_path_factory.mktemp(name) / 'run'
-            runs[name] = train(config, seed=0, max_env_step=steps, progress=False,
+            runs[name] = train(config, seed=0, **budget(name, steps), progress=False,
                                overrides=short_run_overrides(name, demos, f'exp_name={folder}')).run_dir
         return runs[name]
     return run_dir

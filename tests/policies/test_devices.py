@@ -51,7 +51,19 @@ SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'muzero_repr': ('cartpole_muzero_repr_ppo', 512, ('policy.repr.training.initial_collect_steps=128',
                                                       'policy.collect.n_sample=128', 'policy.learn.batch_size=64',
                                                       *EVAL)),
+    # offline: their budget in train iterations, their dataset the replay of the short SAC run of `demos`
+    'bc': ('pendulum_bc', 20, ('policy.learn.batch_size=32', *EVAL)),
+    'td3_bc': ('pendulum_td3_bc', 20, ('policy.learn.batch_size=32', *EVAL)),
+    'iql': ('pendulum_iql', 20, ('policy.learn.batch_size=32', *EVAL)),
+    'cql': ('pendulum_cql', 20, ('policy.learn.batch_size=32', *EVAL)),
+    'rebrac': ('pendulum_rebrac', 20, ('policy.learn.batch_size=32', *EVAL)),
 }
+OFFLINE = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac')
+
+
+def budget(name: str, steps: int) -> dict[str, int]:
+    """The short run's budget: env steps, or train iterations for an offline policy."""
+    return {'max_train_iter': steps} if name in OFFLINE else {'max_env_step': steps}
 
 
 def test_the_short_runs_cover_every_registered_policy():
@@ -97,6 +109,8 @@ def short_run_overrides(name: str, demos: Path, *extra: str) -> list[str]:
         found.append(f'policy.expert_data_path={demos}')
     if name == 'sqil':
         found += [f'policy.collect.model_path={demos.parent / "cartpole_expert"}', 'policy.collect.expert_episodes=1']
+    if name in OFFLINE:
+        found.append(f'policy.collect.data_path={demos.parent / "expert"}')
     return found
 
 
@@ -118,7 +132,7 @@ def capture_first_update(name: str, demos: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.MonkeyPatch.context() as patch:  # undoes only this patch: the test's chdir stays
         patch.setattr(Learner, 'train', first_train)
         with pytest.raises(_Captured):
-            train(config, seed=0, max_env_step=steps, progress=False,
+            train(config, seed=0, **budget(name, steps), progress=False,
                   overrides=short_run_overrides(name, demos, 'exp_name=first_update', *extra))
     return FirstUpdate(**captured)
 
@@ -383,7 +397,7 @@ def test_every_policy_trains_on_the_gpu_and_its_checkpoint_moves_to_the_cpu_and_
     monkeypatch.chdir(tmp_path)
     update = capture_first_update(name, demos, monkeypatch)  # a batch of this policy's, on the CPU
     config, steps, _ = SHORT_RUNS[name]
-    gpu = train(config, seed=0, max_env_step=steps, progress=False,
+    gpu = train(config, seed=0, **budget(name, steps), progress=False,
                 overrides=short_run_overrides(name, demos, 'policy.device=cuda', 'exp_name=gpu'))
     assert next(gpu.policy.model.parameters()).is_cuda and gpu.evals and gpu.evals[-1]['train_iter'] > 0
     latest = gpu.run_dir / 'ckpt' / 'latest.pt'

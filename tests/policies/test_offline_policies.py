@@ -12,7 +12,8 @@ import torch.nn.functional as F
 from torch.distributions import Normal
 from torch.testing import assert_close
 
-from tidal.policies import BCPolicy, CQLPolicy, IQLPolicy, TD3BCPolicy
+from tidal.models.mlp import EnsembleLayerNorm
+from tidal.policies import BCPolicy, CQLPolicy, IQLPolicy, ReBRACPolicy, TD3BCPolicy
 from tidal.rl_utils import tanh_gaussian_sample
 
 
@@ -250,3 +251,47 @@ def test_discrete_bc_fits_logits_by_cross_entropy_and_acts_greedily():
     assert_close(loss, F.cross_entropy(policy.model(obs), action))
     assert torch.equal(policy.eval_mode.forward(obs)['action'], policy.model(obs).argmax(dim=-1))
     assert BCPolicy.action_space_of(cfg) == 'discrete'
+
+
+# ----- ReBRAC ------------------------------------------------------------------------------------
+def rebrac(**learn):
+    policy = build(ReBRACPolicy, model={'critic_layer_norm': False}, actor_bc_coef=0.5, critic_bc_coef=2.0, **learn)
+    with torch.no_grad():
+        policy.model.actor_head.mu.weight.fill_(0.5)
+        policy.model.actor_head.mu.bias.zero_()
+        policy._target.net.actor_head.mu.weight.fill_(1.0)
+        policy._target.net.actor_head.mu.bias.zero_()
+    set_critics(policy.model.critic, [[1.0, 2.0], [1.0, -1.0]])
+    set_critics(policy._target.net.critic, [[1.0, 2.0], [0.0, 3.0]])
+    return policy
+
+
+def test_rebrac_target_subtracts_the_distance_of_the_target_action_from_the_datasets_next_action():
+    data = {**batch(next_obs=0.0), 'next_action': torch.tensor([[0.1]]), 'target_noise': torch.tensor([[0.3]])}
+    _, info = rebrac()._critic_loss(data)
+    # a' = mu'(0) + 0.3 = 0.3; min(Q1' = 0.6, Q2' = 0.9) = 0.6; penalty 2 * (0.3 - 0.1)^2 = 0.08
+    assert float(info['target_q_value']) == pytest.approx(1.0 + 0.5 * (0.6 - 0.08))
+
+
+def test_rebrac_actor_loss_weighs_the_squared_distance_against_q_over_its_mean_magnitude():
+    loss, info = rebrac()._actor_loss(batch())
+    pi = math.tanh(1.0)
+    q_min = min(2 + 2 * pi, 2 - pi)  # Q1 = s + 2a, Q2 = s - a at s = 2
+    # beta_1 (pi - a)^2 - Q / |Q| for one positive Q
+    assert float(loss.detach()) == pytest.approx(0.5 * (pi - 0.5) ** 2 - 1.0)
+    assert float(info['bc_loss']) == pytest.approx((pi - 0.5) ** 2) and q_min > 0
+
+
+def test_rebrac_critics_carry_a_layer_norm_of_their_own_after_every_hidden_layer():
+    cfg = ReBRACPolicy.default_config()
+    cfg.model.update(obs_shape=3, action_shape=1)
+    policy = ReBRACPolicy(cfg)
+    norms = [layer for layer in policy.model.critic.q.net if isinstance(layer, EnsembleLayerNorm)]
+    assert len(norms) == 3 and norms[0].weight.shape == (2, 1, 256)
+    assert policy._cfg.learn.batch_size == 1024 and policy._cfg.learn.target_update == 'with_actor'
+    hidden = torch.randn(2, 5, 256)
+    expected = torch.stack([F.layer_norm(hidden[i], (256,)) for i in range(2)])
+    with torch.no_grad():
+        norms[0].weight[1].fill_(2.0)
+    expected[1] *= 2.0
+    assert_close(norms[0](hidden), expected)

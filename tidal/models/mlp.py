@@ -21,13 +21,15 @@ NormFactory = Callable[..., nn.Module]
 
 
 def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int | None = None,
-        activation: str = 'relu', norm: Optional[NormFactory] = None) -> nn.Sequential:
+        activation: str = 'relu', norm: Optional[NormFactory] = None,
+        hidden_norm: Optional[NormFactory] = None) -> nn.Sequential:
     """Linear layers with `activation` between them; no activation after `out_dim`. With `norm`, a normalisation
-    layer before every linear layer."""
+    layer before every linear layer; with `hidden_norm`, one after every hidden layer's activation (ReBRAC's
+    LayerNorm)."""
     act = get_activation(activation)
     layers: list[nn.Module] = []
     for size in hidden_sizes:
-        layers += [*_norm(norm, in_dim), nn.Linear(in_dim, size), act()]
+        layers += [*_norm(norm, in_dim), nn.Linear(in_dim, size), act(), *_norm(hidden_norm, size)]
         in_dim = size
     if out_dim is not None:
         layers += [*_norm(norm, in_dim), nn.Linear(in_dim, out_dim)]
@@ -70,6 +72,19 @@ class EnsembleLinear(nn.Module):
         return f'in_dim={self.in_dim}, out_dim={self.out_dim}, ensemble_size={self.ensemble_size}'
 
 
+class EnsembleLayerNorm(nn.Module):
+    """Layer normalisation of each member's features [E, B, features], with each member's own gain and bias."""
+
+    def __init__(self, features: int, ensemble_size: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.features, self.eps = features, eps
+        self.weight = nn.Parameter(torch.ones(ensemble_size, 1, features))
+        self.bias = nn.Parameter(torch.zeros(ensemble_size, 1, features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, (self.features,), eps=self.eps) * self.weight + self.bias
+
+
 class _PerMember(nn.Module):
     """`per_member` as a layer: what a normalisation before the first linear layer needs."""
 
@@ -85,7 +100,9 @@ class EnsembleMLP(nn.Module):
     """`ensemble_size` MLPs of the same shape, run together: [B, in] -> [E, B, out]."""
 
     def __init__(self, in_dim: int, hidden_sizes: Sequence[int], out_dim: int, ensemble_size: int,
-                 activation: str = 'relu', norm: Optional[NormFactory] = None) -> None:
+                 activation: str = 'relu', norm: Optional[NormFactory] = None,
+                 hidden_norm: Optional[NormFactory] = None) -> None:
+        """`norm`: a normalisation before every linear layer; `hidden_norm`: one after every hidden activation."""
         super().__init__()
         act = get_activation(activation)
         layers: list[nn.Module] = []
@@ -93,7 +110,7 @@ class EnsembleMLP(nn.Module):
             layers.append(_PerMember(ensemble_size))
         for size in hidden_sizes:
             layers += [*_norm(norm, in_dim, ensemble_size=ensemble_size), EnsembleLinear(in_dim, size, ensemble_size),
-                       act()]
+                       act(), *_norm(hidden_norm, size, ensemble_size=ensemble_size)]
             in_dim = size
         layers += [*_norm(norm, in_dim, ensemble_size=ensemble_size), EnsembleLinear(in_dim, out_dim, ensemble_size)]
         self.net = nn.Sequential(*layers)

@@ -14,7 +14,7 @@ import torch.nn as nn
 from tidal.base.defaults import ConfigRule
 from tidal.models.batch_renorm import BatchRenorm
 from tidal.models.heads import DiscreteHead, GaussianHead, GlobalStdGaussianHead, TanhHead
-from tidal.models.mlp import EnsembleMLP, NormFactory, mlp
+from tidal.models.mlp import EnsembleLayerNorm, EnsembleMLP, NormFactory, mlp
 from tidal.registry import MODEL_REGISTRY
 
 _FLAT_ONLY = 'MLP models take flat vectors (use an encoder model for images)'
@@ -36,9 +36,10 @@ class ContinuousCritic(nn.Module):
     """Q(s, a) for `ensemble_size` critics: ([B, obs], [B, act]) -> [E, B]."""
 
     def __init__(self, obs_dim: int, action_dim: int, hidden_sizes: Sequence[int], ensemble_size: int,
-                 activation: str = 'relu', norm: Optional[NormFactory] = None) -> None:
+                 activation: str = 'relu', norm: Optional[NormFactory] = None,
+                 hidden_norm: Optional[NormFactory] = None) -> None:
         super().__init__()
-        self.q = EnsembleMLP(obs_dim + action_dim, hidden_sizes, 1, ensemble_size, activation, norm)
+        self.q = EnsembleMLP(obs_dim + action_dim, hidden_sizes, 1, ensemble_size, activation, norm, hidden_norm)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.q(torch.cat([obs, action], dim=-1)).squeeze(-1)
@@ -62,16 +63,22 @@ class _ActorCritic(nn.Module):
 
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool, actor_hidden_sizes: Sequence[int],
                  critic_hidden_sizes: Sequence[int], activation: str, head_cls: type[nn.Module],
-                 critic_cls: type[nn.Module], norm: Optional[NormFactory] = None) -> None:
+                 critic_cls: type[nn.Module], norm: Optional[NormFactory] = None, actor_layer_norm: bool = False,
+                 critic_layer_norm: bool = False) -> None:
+        """`actor_layer_norm`, `critic_layer_norm`: a LayerNorm after every hidden activation of the actor, of each
+        critic (ReBRAC's)."""
         super().__init__()
         obs_dim, action_dim = flat_dim(obs_shape), flat_dim(action_shape)
         self.action_dim = action_dim
         head_in = actor_hidden_sizes[-1] if actor_hidden_sizes else obs_dim
-        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation, norm=norm)
+        self.actor_body = mlp(obs_dim, actor_hidden_sizes, activation=activation, norm=norm,
+                              hidden_norm=nn.LayerNorm if actor_layer_norm else None)
         if norm is not None:
             self.actor_body.append(norm(head_in))
         self.actor_head = head_cls(head_in, action_dim)
-        critic_args = () if norm is None else (norm,)
+        critic_args: tuple[Any, ...] = () if norm is None else (norm,)
+        if critic_layer_norm:
+            critic_args = (norm, EnsembleLayerNorm)
         self.critic = critic_cls(obs_dim, action_dim, critic_hidden_sizes, 2 if twin_critic else 1, activation,
                                  *critic_args)
 
@@ -129,9 +136,11 @@ class DeterministicQAC(_ActorCritic):
 
     def __init__(self, obs_shape: Shape, action_shape: Shape, twin_critic: bool = True,
                  actor_hidden_sizes: Sequence[int] = (256, 256),
-                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu') -> None:
+                 critic_hidden_sizes: Sequence[int] = (256, 256), activation: str = 'relu',
+                 actor_layer_norm: bool = False, critic_layer_norm: bool = False) -> None:
         super().__init__(obs_shape, action_shape, twin_critic, actor_hidden_sizes, critic_hidden_sizes, activation,
-                         TanhHead, ContinuousCritic)
+                         TanhHead, ContinuousCritic, actor_layer_norm=actor_layer_norm,
+                         critic_layer_norm=critic_layer_norm)
 
 
 @MODEL_REGISTRY.register('discrete_qac')

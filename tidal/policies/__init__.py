@@ -11,6 +11,7 @@ from tidal.policies.muzero import MuZeroPolicy
 from tidal.policies.muzero_repr import MuZeroReprPolicy
 from tidal.policies.ppg import PPGPolicy
 from tidal.policies.ppo import PPOPolicy
+from tidal.policies.rebrac import ReBRACPolicy
 from tidal.policies.sac import SACPolicy
 from tidal.policies.sac_v import SACVPolicy
 from tidal.policies.sqil import SQILPolicy
@@ -21,5 +22,5 @@ from tidal.policies.td3 import DDPGPolicy, TD3Policy
 from tidal.policies.td3_bc import TD3BCPolicy
 
 __all__ = ['A2CPolicy', 'BCPolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
-           'PPOPolicy', 'Policy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
+           'PPOPolicy', 'Policy', 'ReBRACPolicy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
            'TD3BCPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

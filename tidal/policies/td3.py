@@ -133,7 +133,7 @@ class DDPGPolicy(Policy):
             if 'target_noise' in batch:
                 noise_range = self._cfg.learn.noise_range
                 next_action = noisy_action(next_action, batch['target_noise'], (noise_range.min, noise_range.max))
-            next_q = self._target.critic(next_obs, next_action).min(dim=0).values
+            next_q = self._next_q(batch, next_action)
         q = self._model.critic(batch['obs'], batch['action'])
         terminated = bootstrap_mask(batch, self._cfg.learn.ignore_done)
         critic_losses, td_error = v_1step_td_error(q, next_q, reward, terminated, discount,
@@ -144,6 +144,10 @@ class DDPGPolicy(Policy):
         if len(critic_losses) > 1:
             info['twin_critic_loss'] = critic_losses[1].detach()
         return critic_losses.sum(), info
+
+    def _next_q(self, batch: dict[str, Any], next_action: torch.Tensor) -> torch.Tensor:
+        """The value the target bootstraps from: min_i Q'_i(s', a')."""
+        return self._target.critic(batch['next_obs'], next_action).min(dim=0).values
 
     def _actor_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """-Q_1(s, mu(s)): the first critic's value of the actor's action (the deterministic policy gradient)."""

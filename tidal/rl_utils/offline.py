@@ -41,3 +41,13 @@ def cql_penalty(q_sampled: torch.Tensor, log_density: torch.Tensor, q_data: torc
     [M, B] their proposals' log densities, `q_data` [E, B]; returns [E]."""
     soft_max = temperature * torch.logsumexp((q_sampled - log_density) / temperature, dim=1)
     return (soft_max - q_data).mean(dim=-1)
+
+
+def rebrac_actor_loss(q: torch.Tensor, action: torch.Tensor, data_action: torch.Tensor, bc_coef: float,
+                      normalize_q: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """ReBRAC's actor loss (Tarasov et al. 2023, eq. 2): mean over the batch of beta_1 ||pi(s) - a||^2 - lambda
+    Q(s, pi(s)), the squared error summed over the action, lambda = 1 / mean |Q| held constant (1 unless
+    `normalize_q`). Returns (loss, the squared errors [B])."""
+    penalty = (action - data_action).pow(2).sum(dim=-1)
+    lmbda = 1.0 / q.abs().mean().detach() if normalize_q else torch.ones((), device=q.device)
+    return (bc_coef * penalty - lmbda * q).mean(), penalty
