@@ -47,7 +47,7 @@ def test_ding_form_takes_set_overrides(tmp_path):
 
 @pytest.mark.parametrize('args, message', [
     (['-m', 'parallel', '-c', 'x.py'], "argument -m/--mode: invalid choice: 'parallel' (choose from 'serial', "
-                                       "'serial_onpolicy', 'serial_sqil')"),
+                                       "'serial_bc', 'serial_offline', 'serial_onpolicy', 'serial_sqil')"),
     (['-m', 'serial'], 'the following arguments are required: -c/--config'),
     (['-m', 'serial', '-c', 'cartpole_ppo_config.py'], "policy 'ppo' learns on-policy; train it with "
                                                        'tidal -m serial_onpolicy (or tidal train, which picks '
@@ -74,8 +74,8 @@ def test_ding_form_takes_import_of_a_users_policy(tmp_path):
 
 def test_help_lists_the_ding_form(capsys):
     assert tidal_main(['--help']) == 0
-    assert ("DI-engine's command form, for its config files: tidal -m {serial,serial_onpolicy,serial_sqil} -c CONFIG "
-            "[-s SEED]") in ' '.join(capsys.readouterr().out.split())
+    assert ("DI-engine's command form, for its config files: tidal -m {serial,serial_bc,serial_offline,serial_onpolicy,"
+            "serial_sqil} -c CONFIG [-s SEED]") in ' '.join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize('config, message', [

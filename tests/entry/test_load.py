@@ -28,7 +28,7 @@ from tidal.worker.builders import build_policy
 from tidal.worker.checkpoint import load_checkpoint, load_policy_checkpoint, save_checkpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'policies'))  # the short runs of every policy
-from test_devices import SHORT_RUNS, demos, short_run_overrides  # noqa: E402,F401  (demos: a fixture)
+from test_devices import SHORT_RUNS, budget, demos, short_run_overrides  # noqa: E402,F401  (demos: a fixture)
 
 COUNTER_ID = 'tidal_test/Counter-v0'  # registered by tests/conftest.py
 SHORT_EPISODES = 'env.env_kwargs.max_episode_steps=20'  # Pendulum's evaluations, shortened (its spaces stay)
@@ -46,7 +46,7 @@ def short_run(demos, tmp_path_factory) -> Callable[[str], Path]:
         if name not in made:
             config, steps, _ = SHORT_RUNS[name]
             extra = [SHORT_EPISODES] if config.startswith('pendulum') else []
-            made[name] = train(config, seed=0, max_env_step=min(steps, SHORT_STEPS), progress=False,
+            made[name] = train(config, seed=0, **budget(name, min(steps, SHORT_STEPS)), progress=False,
                                overrides=short_run_overrides(name, demos, f'exp_name={folder / config}',
                                                              'env.stop_value=null', *extra)).run_dir
         return made[name]

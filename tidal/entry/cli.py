@@ -192,7 +192,9 @@ def _parser() -> argparse.ArgumentParser:
                                               'medium-replay, expert, medium-expert) from runs of a config')
     p.add_argument('config')
     _add_layers(p)
-    p.add_argument('--max-env-step', type=_positive, required=True, help="the expert run's budget")
+    p.add_argument('--max-env-step', type=_positive, help="the expert run's budget")
+    p.add_argument('--expert-run', help='a finished run to take as the expert instead of training one (its config '
+                                        'and seed make the medium run)')
     p.add_argument('--transitions', type=_positive, required=True,
                    help='transitions of each recorded level (whole episodes, at least this many)')
     p.add_argument('--prefix', metavar='NAMESPACE/ENV', help="the datasets' ids before /LEVEL-v0 (default: "
@@ -365,7 +367,7 @@ def _dispatch(args: argparse.Namespace) -> None:
     elif args.command == 'build-datasets':
         from tidal.entry.offline_suite import build_datasets
         build_datasets(_config_input(args), args.max_env_step, args.transitions, args.prefix, args.seed,
-                       args.overrides, args.runs_dir, progress=not args.no_progress)
+                       args.overrides, args.runs_dir, progress=not args.no_progress, expert_run=args.expert_run)
     elif args.command == 'tune':
         from tidal.entry.tune import tune
         tune(_config_input(args), trials=args.trials, seeds=args.seeds, budget_env_steps=args.budget_env_steps,

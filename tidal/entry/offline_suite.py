@@ -5,7 +5,8 @@ they cannot be downloaded, so this builds the same five levels locally, as Minar
 its own (`mujoco/hopper/medium-v0`), each carrying the reference returns of D4RL's normalised score:
 
 - `random`: uniformly random actions; their mean return is the score's 0 (`ref_min_score`);
-- `expert`: the config trained for the whole budget (or to its stop value), sampling as collection does; its last
+- `expert`: the config trained for the whole budget (or to its stop value), or a finished run given as the expert
+  (`--expert-run`), sampling as collection does; its last
   evaluation's mean return (the eval-mode action, as offline runs are evaluated) is the score's 100
   (`ref_max_score`);
 - `medium`: the same config and seed stopped at its first evaluation that reaches a third of the way from random to
@@ -15,6 +16,8 @@ its own (`mujoco/hopper/medium-v0`), each carrying the reference returns of D4RL
 """
 from __future__ import annotations
 
+import csv
+import json
 import os
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -33,16 +36,21 @@ LEVELS = ('random', 'medium', 'medium-replay', 'expert', 'medium-expert')
 MEDIUM_FRACTION = 1 / 3  # of the way from the random policy's return to the expert's
 
 
-def build_datasets(input_cfg: ConfigInput, max_env_step: int, transitions: int, prefix: Optional[str] = None,
+def build_datasets(input_cfg: ConfigInput, max_env_step: Optional[int], transitions: int, prefix: Optional[str] = None,
                    seed: Optional[int] = None, overrides: Iterable[str] = (), runs_dir: Optional[str | os.PathLike] = None,
-                   progress: bool = True) -> dict[str, Path]:
+                   progress: bool = True, expert_run: Optional[str | os.PathLike] = None) -> dict[str, Path]:
     """Train the expert and medium runs of `input_cfg` under `runs_dir`, record `transitions` transitions (whole
     episodes, the last one kept whole) of each level and write the five datasets `<prefix>/<level>-v0`; returns
-    their folders by level."""
+    their folders by level. `expert_run`: a finished run folder to take as the expert instead of training one (its
+    own config and seed make the medium run)."""
     import minari  # the extra 'minari'
     from minari.storage.datasets_root_dir import get_dataset_path
 
     overrides = list(overrides)
+    if expert_run is not None:
+        input_cfg, max_env_step = _finished_run(Path(expert_run))
+    if max_env_step is None:
+        raise ConfigError('give the expert run\'s budget (--max-env-step), or a finished expert run (--expert-run)')
     cfg = load_config(input_cfg, seed, overrides)
     prefix = prefix or default_prefix(cfg.env.env_id)
     ids = {level: f'{prefix}/{level}-v0' for level in LEVELS}
@@ -52,13 +60,15 @@ def build_datasets(input_cfg: ConfigInput, max_env_step: int, transitions: int, 
                           f"(MINARI_DATASETS_PATH): remove it or give another --prefix")
     runs = Path(runs_dir or f'{prefix.replace("/", "_")}_runs')
     seed = cfg.seed
-    expert = train(input_cfg, seed, max_env_step, None, [*overrides, f'exp_name={runs / "expert"}'], progress)
+    expert_dir = Path(expert_run) if expert_run is not None else runs / 'expert'
+    if expert_run is None:
+        train(input_cfg, seed, max_env_step, None, [*overrides, f'exp_name={expert_dir}'], progress)
     episodes = {'random': _record(cfg, None, transitions, seed, 'random')}
-    episodes['expert'] = _record(cfg, runs / 'expert', transitions, seed + 1, 'expert')
+    episodes['expert'] = _record(cfg, expert_dir, transitions, seed + 1, 'expert')
     # the expert's return as evaluations measure it (its eval-mode action), the measure of the medium run's stop
-    low, high = _mean_return(episodes['random']), float(expert.evals[-1]['return_mean'])
+    low, high = _mean_return(episodes['random']), _last_eval_return(expert_dir)
     if not high > low:
-        raise CheckpointError(f"the expert run '{runs / 'expert'}' returns {high:.2f}, no more than random actions "
+        raise CheckpointError(f"the expert run '{expert_dir}' returns {high:.2f}, no more than random actions "
                               f"({low:.2f}): train it longer (--max-env-step)")
     target = low + MEDIUM_FRACTION * (high - low)
     train(input_cfg, seed, max_env_step, None,
@@ -79,6 +89,26 @@ def build_datasets(input_cfg: ConfigInput, max_env_step: int, transitions: int, 
               f"{returns_summary([float(e['reward'].sum()) for e in episodes[level]])}", flush=True)
     del minari
     return folders
+
+
+def _finished_run(run_dir: Path) -> tuple[str, int]:
+    """(config file, env steps) of a run that ended: the expert `--expert-run` names."""
+    summary = run_dir / 'summary.json'
+    if not (run_dir / 'config.yaml').is_file() or not summary.is_file():
+        raise ConfigError(f"--expert-run '{run_dir}' is not a tidal run folder (config.yaml and summary.json)")
+    env_step = json.loads(summary.read_text()).get('env_step')
+    if not env_step:
+        raise ConfigError(f"--expert-run '{run_dir}' has not ended yet (its summary.json has no env steps)")
+    return str(run_dir / 'config.yaml'), int(env_step)
+
+
+def _last_eval_return(run_dir: Path) -> float:
+    """The mean return of a run's last evaluation."""
+    with open(run_dir / 'evals.csv', newline='') as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise CheckpointError(f"the expert run '{run_dir}' has no evaluation")
+    return float(rows[-1]['return_mean'])
 
 
 def default_prefix(env_id: str) -> str:
