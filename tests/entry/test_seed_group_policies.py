@@ -55,3 +55,23 @@ def test_a_grouped_seed_is_its_run_alone(name, demos, tmp_path):
         assert torch.allclose(mine[key], its[key], atol=1e-5 if name in DISCRETE else 1e-3, rtol=0), \
             (key, (mine[key] - its[key]).abs().max())
     assert eval_rows(group.runs[0].run_dir) != rows  # seed 0 is another run
+
+
+@pytest.mark.parametrize('name', ['bc', 'td3_bc', 'iql', 'cql', 'rebrac'])
+def test_a_grouped_offline_seed_is_its_run_alone(name, demos, tmp_path):
+    """Stacked offline seeds: each seed's batches from its own sampler, its own dataset statistics, its updates
+    made together with the other seed's."""
+    config, steps, _ = SHORT_RUNS[name]
+    extra = ['env.stop_value=null', 'seed_group.share=stacked', 'policy.eval.evaluator.eval_freq=10', SHORT_EPISODES]
+    group = train(config, seeds=[0, 1], max_train_iter=30, progress=False,
+                  overrides=short_run_overrides(name, demos, f'exp_name={tmp_path / "group"}', *extra))
+    alone = train(config, seed=1, max_train_iter=30, progress=False,
+                  overrides=short_run_overrides(name, demos, f'exp_name={tmp_path / "alone"}', *extra))
+    rows, alone_rows = eval_rows(group.runs[1].run_dir), eval_rows(alone.run_dir)
+    assert [row[:2] for row in rows] == [row[:2] for row in alone_rows] == [('0', str(i)) for i in (0, 10, 20, 30)]
+    assert [float(row[2]) for row in rows] == pytest.approx([float(row[2]) for row in alone_rows], rel=1e-2)
+    mine, its = (load_checkpoint(run / 'ckpt' / 'latest.pt')['policy'] for run in (group.runs[1].run_dir, alone.run_dir))
+    for key in mine['model']:
+        assert torch.allclose(mine['model'][key], its['model'][key], atol=1e-4, rtol=0), key
+    if 'obs_rms' in its:
+        assert torch.equal(mine['obs_rms']['mean'], its['obs_rms']['mean'])

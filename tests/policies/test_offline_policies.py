@@ -100,6 +100,7 @@ def iql(**learn):
 def test_iql_value_loss_is_the_expectile_of_the_smaller_target_critic_less_v():
     policy = iql()
     data = batch()
+    policy._read_before_steps(data)
     loss, info = policy._value_loss(data)
     value = policy.model.value(torch.tensor([[2.0]]))
     advantage = 1.5 - value
@@ -109,10 +110,20 @@ def test_iql_value_loss_is_the_expectile_of_the_smaller_target_critic_less_v():
     assert_close(data['next_value'], policy.model.value(torch.tensor([[1.0]])).detach())
 
 
+def test_iql_reads_v_and_the_advantage_before_vs_step():
+    policy = iql(learning_rate_value=0.5)
+    data = batch()
+    before = policy.model.value(torch.tensor([[1.0], [2.0]])).detach()
+    plan = policy._learn_plan(data)
+    assert plan.stages[0].optimizer is policy._optimizer_value
+    policy.learn_mode.forward(batch())  # V steps, so reading it again would give other values
+    assert_close(data['next_value'], before[:1]) and assert_close(data['advantage'], 1.5 - before[1:])
+    assert not torch.allclose(policy.model.value(torch.tensor([[1.0]])), before[:1])
+
+
 def test_iql_critics_regress_to_the_reward_plus_the_discounted_value_before_its_step():
     policy = iql()
     data = batch(terminated=False)
-    policy._value_loss(data)
     data['next_value'] = torch.tensor([4.0])  # r + 0.5 * 4 = 3
     loss, _ = policy._critic_loss(data)
     q = policy.model.critic(data['obs'], data['action'])

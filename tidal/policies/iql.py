@@ -77,6 +77,9 @@ class ImplicitQLearning(Policy):
         self._updates = self.parts.counter('updates', UpdateCount())  # the clock of the actor's decay
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
+        """The three steps and the Polyak update; what they read of the networks before any of them steps (the
+        target critics' Q(s, a), V(s') and the advantage) is taken here."""
+        self._read_before_steps(batch)
         self._set_policy_lr()
         self._updates.value += 1
         stages = [LossStage(self._optimizer_value, self._value_loss, None, loss_key=None, norm_key=None),
@@ -92,16 +95,18 @@ class ImplicitQLearning(Policy):
             progress = min(self._updates.value, learn.policy_lr_decay_iters) / learn.policy_lr_decay_iters
             self._optimizer_policy.param_groups[0]['lr'] = learn.learning_rate_policy * 0.5 * (1 + math.cos(math.pi * progress))
 
+    @torch.no_grad()
+    def _read_before_steps(self, batch: dict[str, Any]) -> None:
+        """Q'(s, a), the target critics' minimum on the dataset's action; V(s'), which the critics' target reads;
+        and the advantage Q'(s, a) - V(s) that weighs the actor's step: all before V's step, as CORL reads them."""
+        batch['target_q'] = self._target_critic(batch['obs'], batch['action']).min(dim=0).values
+        batch['next_value'] = self._model.value(batch['next_obs'])
+        batch['advantage'] = batch['target_q'] - self._model.value(batch['obs'])
+
     def _value_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """eq. 5: the expectile loss of Q'(s, a) - V(s), Q' the target critics' minimum on the dataset's action;
-        the advantage and V(s') the later steps read are taken here, before V's step."""
-        obs = batch['obs']
-        with torch.no_grad():
-            target_q = self._target_critic(obs, batch['action']).min(dim=0).values
-            batch['next_value'] = self._model.value(batch['next_obs'])
-        value = self._model.value(obs)
-        advantage = target_q - value
-        batch['advantage'] = advantage.detach()
+        """eq. 5: the expectile loss of Q'(s, a) - V(s)."""
+        value = self._model.value(batch['obs'])
+        advantage = batch['target_q'] - value
         value_loss = expectile_loss(advantage, self._cfg.learn.expectile)
         return value_loss, {'value_loss': value_loss.detach(), 'value': value.detach().mean(),
                             'advantage': advantage.detach().mean()}

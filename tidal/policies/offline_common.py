@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import torch
 
+from tidal.policies.base import Policy
 from tidal.policies.common import shape_tuple
 from tidal.rl_utils.normalizer import FrozenNormalizer, RunningMeanStd
 
@@ -15,7 +16,7 @@ from tidal.rl_utils.normalizer import FrozenNormalizer, RunningMeanStd
 NORMALIZE_CLIP = 100.0
 
 
-class DatasetLearning:
+class DatasetLearning(Policy):
     """Mixin of an offline policy, listed before the policy class it extends: the feed, the keys, and the
     normaliser wrapped around that class's model, update, acting steps and exported actor."""
 
@@ -39,10 +40,6 @@ class DatasetLearning:
     )
     pipeline = 'offline'
 
-    _cfg: Any
-    _device: torch.device
-    parts: Any
-
     def _build_model(self) -> Any:
         """The model, and beside it `obs_rms` where the config normalises observations (the feed fills it from
         the dataset; the checkpoint keeps it)."""
@@ -50,11 +47,11 @@ class DatasetLearning:
         if self._cfg.collect.normalize_states:
             self._obs_rms = self.parts.statistics('obs_rms', RunningMeanStd(shape_tuple(self._cfg.model.obs_shape),
                                                                             self._device))
-        return super()._build_model()  # type: ignore[misc]
+        return super()._build_model()
 
     def _learn_plan(self, batch: dict[str, Any]) -> Any:
         self._normalize_batch(batch)
-        return super()._learn_plan(batch)  # type: ignore[misc]
+        return super()._learn_plan(batch)
 
     def _acting(self, mode: str) -> Any:
         """The class's acting steps on normalised observations."""
@@ -66,7 +63,7 @@ class DatasetLearning:
 
     def export_actor(self, action_mask: bool = False) -> Any:
         """The class's exported actor behind the dataset's normaliser."""
-        network = super().export_actor(action_mask)  # type: ignore[misc]
+        network = super().export_actor(action_mask)
         network.obs_normalizer = self._export_normalizer()
         return network
 

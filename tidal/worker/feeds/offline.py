@@ -28,8 +28,9 @@ class OfflineFeed(Feed):
     """One update per step, on a batch drawn uniformly from the dataset."""
 
     name = 'offline'
+    # a step reads nothing back from its update: a seed group makes its seeds' updates together, stacked
     SPEC = FeedSpec(entry_point='serial_pipeline_offline', learns='learns offline from a dataset', on_policy=False,
-                    async_collection=False, offline=True)
+                    async_collection=False, groups=True, offline=True)
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
