@@ -39,7 +39,7 @@ PLACEHOLDER = re.compile(r'\[|\b[A-Z][A-Z_]{2,}\b')  # CONFIG, RUN_DIR, [--seeds
 SHORT_BUDGET = 1200  # env steps: past the warm-up of the zoo's replay configs (SAC's 1000)
 #: Configs whose runs are cheaper (MuZero searches at every env step) or need more env steps than SHORT_BUDGET.
 BUDGETS = {'pong_ppo': 256, 'lunarlander_ppg': 2048, 'cartpole_muzero': 256, 'cartpole_muzero_reanalyze': 256,
-           'lunarlander_muzero': 256}
+           'lunarlander_muzero': 256, 'pendulum_iql_online': 200}
 #: Every shortened training evaluates one episode.
 SHORT_EVAL = ['--set', 'env.evaluator_env_num=1', '--set', 'env.n_evaluator_episode=1']
 #: Warm-ups longer than SHORT_BUDGET, shortened.

@@ -214,3 +214,31 @@ def test_the_next_action_is_the_following_rows_within_an_episode_and_the_rows_ow
     terminated = torch.tensor([False, True, False, False, False])
     truncated = torch.tensor([False, False, False, True, False])
     assert next_actions(action, terminated, truncated).flatten().tolist() == pytest.approx([0.2, 0.2, 0.4, 0.4, 0.5])
+
+
+def test_iql_goes_on_online_from_its_offline_checkpoint_with_the_dataset_in_its_replay(folder, monkeypatch, capsys):
+    assert main(['train', 'pendulum_iql', '--max-train-iter', '30', '--exp-name', 'pendulum_iql',
+                 '--set', 'policy.collect.data_path=source', *OFFLINE]) == 0
+    offline = load_checkpoint(folder / 'pendulum_iql' / 'ckpt' / 'latest.pt')['policy']
+    from tidal.worker.learner import Learner
+    first: dict = {}
+    train = Learner.train
+
+    def record_first(learner, batch):
+        if 'state' not in first:  # copies: the update changes the tensors in place
+            first['state'] = {key: [t.clone() for t in _tensors(value)] for key, value in learner.policy.state_dict().items()}
+        return train(learner, batch)
+
+    monkeypatch.setattr(Learner, 'train', record_first)
+    assert main(['train', 'pendulum_iql_online', '--max-env-step', '120', '--exp-name', 'online',
+                 '--set', 'policy.collect.data_path=source', *OFFLINE]) == 0
+    for key in ('model', 'obs_rms', 'target_critic'):  # the offline run's networks and statistics, before any update
+        assert all(torch.equal(a, b) for a, b in zip(first['state'][key], _tensors(offline[key]))), key
+    state = load_checkpoint(folder / 'online' / 'ckpt' / 'latest.pt')
+    assert state['feed']['buffer']['size'] == 300 + 120  # the dataset, then the online transitions
+    assert json.loads((folder / 'online' / 'summary.json').read_text())['env_step'] == 120
+    capsys.readouterr()
+    assert main(['train', 'pendulum_iql_online', '--max-env-step', '120', '--exp-name', 'bad', '--set',
+                 'policy.learn.init_checkpoint=', '--set', 'policy.collect.data_path=source', *OFFLINE]) == 2
+    assert capsys.readouterr().err == ("tidal: error: policy 'iql_online' goes on from an offline run: set "
+                                       "policy.learn.init_checkpoint to its run folder or checkpoint\n")

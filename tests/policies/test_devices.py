@@ -57,8 +57,12 @@ SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'iql': ('pendulum_iql', 20, ('policy.learn.batch_size=32', *EVAL)),
     'cql': ('pendulum_cql', 20, ('policy.learn.batch_size=32', *EVAL)),
     'rebrac': ('pendulum_rebrac', 20, ('policy.learn.batch_size=32', *EVAL)),
+    # offline to online: from a short offline run of `demos`, that replay in their own
+    'iql_online': ('pendulum_iql_online', 120, ('policy.learn.batch_size=32', *EVAL)),
+    'cql_online': ('pendulum_cql_online', 120, ('policy.learn.batch_size=32', *EVAL)),
 }
 OFFLINE = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac')
+ONLINE_TWINS = ('iql_online', 'cql_online')
 
 
 def budget(name: str, steps: int) -> dict[str, int]:
@@ -98,6 +102,11 @@ def demos(tmp_path_factory) -> Path:
           overrides=[*OFF_POLICY, f'exp_name={folder / "cartpole_expert"}'])
     result = train('pendulum_sac', seed=0, max_env_step=150, progress=False,
                    overrides=[*OFF_POLICY, f'exp_name={folder / "expert"}'])
+    for name in ONLINE_TWINS:  # the offline runs the online twins start from, on that run's replay
+        offline = name.removesuffix('_online')
+        train(f'pendulum_{offline}', seed=0, max_train_iter=5, progress=False,
+              overrides=[*SHORT_RUNS[offline][2], f'policy.collect.data_path={folder / "expert"}',
+                         f'exp_name={folder / offline}'])
     return collect_demos(result.run_dir / 'config.yaml', result.run_dir / 'ckpt' / 'latest.pt', 1,
                          folder / 'demos.npz')
 
@@ -109,8 +118,10 @@ def short_run_overrides(name: str, demos: Path, *extra: str) -> list[str]:
         found.append(f'policy.expert_data_path={demos}')
     if name == 'sqil':
         found += [f'policy.collect.model_path={demos.parent / "cartpole_expert"}', 'policy.collect.expert_episodes=1']
-    if name in OFFLINE:
+    if name in OFFLINE or name in ONLINE_TWINS:
         found.append(f'policy.collect.data_path={demos.parent / "expert"}')
+    if name in ONLINE_TWINS:
+        found.append(f'policy.learn.init_checkpoint={demos.parent / name.removesuffix("_online")}')
     return found
 
 

@@ -2,11 +2,11 @@
 from tidal.policies.a2c import A2CPolicy
 from tidal.policies.base import Policy
 from tidal.policies.bc import BCPolicy
-from tidal.policies.cql import CQLPolicy
+from tidal.policies.cql import CQLOnlinePolicy, CQLPolicy
 from tidal.policies.crossq import CrossQPolicy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
-from tidal.policies.iql import IQLPolicy
+from tidal.policies.iql import IQLOnlinePolicy, IQLPolicy
 from tidal.policies.muzero import MuZeroPolicy
 from tidal.policies.muzero_repr import MuZeroReprPolicy
 from tidal.policies.ppg import PPGPolicy
@@ -21,6 +21,6 @@ from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
 from tidal.policies.td3_bc import TD3BCPolicy
 
-__all__ = ['A2CPolicy', 'BCPolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+__all__ = ['A2CPolicy', 'BCPolicy', 'CQLOnlinePolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLOnlinePolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
            'PPOPolicy', 'Policy', 'ReBRACPolicy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
            'TD3BCPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from tidal.policies.offline_common import DatasetLearning
+from tidal.policies.offline_common import DatasetLearning, OnlineContinuation
 from tidal.policies.sac import SACPolicy
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import cql_penalty, tanh_gaussian_sample
@@ -89,3 +89,10 @@ class ConservativeSAC(SACPolicy):
 @POLICY_REGISTRY.register('cql')
 class CQLPolicy(DatasetLearning, ConservativeSAC):
     config = dict(type='cql', collect=dict(normalize_states=True))
+
+
+@POLICY_REGISTRY.register('cql_online')
+class CQLOnlinePolicy(OnlineContinuation, CQLPolicy):
+    """CQL going on online from a `cql` run's checkpoint, the dataset in its replay."""
+
+    config = dict(type='cql_online')

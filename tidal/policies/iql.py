@@ -27,7 +27,7 @@ from tidal.models import TargetNetwork
 from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.policies.base import Policy
 from tidal.policies.common import UpdateCount, adam, bootstrap_mask
-from tidal.policies.offline_common import DatasetLearning
+from tidal.policies.offline_common import DatasetLearning, OnlineContinuation
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import advantage_weights, expectile_loss, gaussian_log_prob, v_1step_td_error
 
@@ -169,6 +169,13 @@ class ImplicitQLearning(Policy):
 @POLICY_REGISTRY.register('iql')
 class IQLPolicy(DatasetLearning, ImplicitQLearning):
     config = dict(type='iql', collect=dict(normalize_states=True))
+
+
+@POLICY_REGISTRY.register('iql_online')
+class IQLOnlinePolicy(OnlineContinuation, IQLPolicy):
+    """IQL going on online from an `iql` run's checkpoint, the dataset in its replay (the paper's section 5.3)."""
+
+    config = dict(type='iql_online')
 
 
 # the acting steps (`ActingSteps`): module-level, so that they read nothing but the model

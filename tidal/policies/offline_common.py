@@ -84,3 +84,20 @@ class DatasetLearning(Policy):
     def _export_normalizer(self) -> Optional[FrozenNormalizer]:
         """The normaliser an exported actor runs first (None: none)."""
         return None if self._obs_rms is None else self._obs_rms.frozen(NORMALIZE_CLIP)
+
+
+class OnlineContinuation(Policy):
+    """Mixin of an offline policy's online twin (listed first): it starts from the offline run's checkpoint and
+    learns from its own env steps beside the dataset (the 'offline_to_online' feed)."""
+
+    config: dict = dict(
+        # (int >= 0) No random warm-up: the policy acts from its offline checkpoint at once.
+        random_collect_size=0,
+        learn=dict(
+            # (str) The offline run (its folder, or a checkpoint) whose policy this run starts from: networks,
+            # optimizers and observation statistics.
+            init_checkpoint='',
+        ),
+        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
+    )
+    pipeline = 'offline_to_online'
