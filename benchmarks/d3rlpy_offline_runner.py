@@ -4,7 +4,8 @@ Runs inside the d3rlpy virtual environment (`benchmarks/.venv-d3rlpy`), never in
 `offline_hopper.py` exported from the Minari dataset tidal learns from (observations, actions, rewards, terminals,
 timeouts as numpy arrays), learns for `--steps` gradient steps and evaluates the deterministic policy on a separate
 env before learning and every `--eval-every` steps, writing the run folder `tidal train` writes (`evals.csv` with
-the gradient step as its step, `summary.json`); evaluation time counts in the wall time, as on tidal's side.
+the gradient step as its step, `summary.json`). The wall time starts once the dataset is read and the networks are
+built, and counts the evaluations, as tidal's run clock does.
 """
 import argparse
 import time
@@ -85,7 +86,6 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     d3rlpy.seed(args.seed)
-    start = time.monotonic()
     data = np.load(args.data)
     dataset = d3rlpy.dataset.MDPDataset(data['observations'], data['actions'], data['rewards'], data['terminals'],
                                         data['timeouts'])
@@ -93,6 +93,8 @@ def main() -> None:
     build_scalers_with_transition_picker(algo, dataset)
     algo.build_with_dataset(dataset)
     env = gym.make(args.env_id)
+    # the clock starts once the dataset is read and the networks built, as tidal's run clock does
+    start = time.monotonic()
     log = EvalLog(args.run_dir)
     eval_seed = 10_000 + 1000 * args.seed
     log.write(0, 0, time.monotonic() - start, *evaluate(algo, env, args.eval_episodes, eval_seed))
