@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path,
-                    ensure_d3rlpy_venv, read_run, run_pairs_then_rest, shown_command)
+                    ensure_d3rlpy_venv, read_run, run_batch, run_pairs_then_rest, shown_command)
 from report import arms_report
 
 ENV_ID = 'Hopper-v5'
@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--expert-steps', type=int, default=120_000)
     parser.add_argument('--expert-run', help='a finished SAC run to take as the expert (tidal build-datasets)')
     parser.add_argument('--transitions', type=int, default=100_000)
+    parser.add_argument('--tidal-only', action='store_true',
+                        help="tidal's runs alone, two at a time (no d3rlpy beside them, no wall-clock ratio)")
     args = benchmark_args(parser, argv, 'offline_hopper')
     if args.quick:
         args.eval_every = args.steps // 2
@@ -141,11 +143,47 @@ def main(argv: list[str] | None = None) -> None:
         build(args)
     os.environ['MINARI_DATASETS_PATH'] = str(DATASETS)
     data = {level: export(level, args.out / 'data' / f'{level}.npz') for level in args.levels}
+    if args.tidal_only:
+        jobs = jobs_of(args, Path(sys.executable))
+        if not args.report_only:
+            run_tidal_alone(jobs)
+        print(report_tidal(args, jobs, data))
+        return
     python = ensure_d3rlpy_venv()
     jobs = jobs_of(args, python)
     if not args.report_only:
         run_pairs_then_rest(jobs, ('tidal', 'd3rlpy'))
     print(report(args, jobs, data))
+
+
+def run_tidal_alone(jobs: dict[int, dict[str, Job]]) -> None:
+    """tidal's runs two at a time, one per core."""
+    tidal = [arms['tidal'] for arms in jobs.values()]
+    for start in range(0, len(tidal), 2):
+        run_batch('tidal', tidal[start:start + 2], threads=1)
+
+
+def report_tidal(args: argparse.Namespace, jobs: dict[int, dict[str, Job]], data: dict[str, dict]) -> str:
+    """tidal's normalised scores alone, per (level, algorithm)."""
+    lines = [f'# Offline RL on Hopper-v5: tidal alone, {args.steps} gradient steps', '',
+             '| dataset | algorithm | score, median (range) | wall clock (s), median |', '|---|---|---|---|']
+    for level in args.levels:
+        low, high = data[level]['ref_min_score'], data[level]['ref_max_score']
+        for algo in args.algos:
+            picked = [arms['tidal'] for arms in jobs.values() if arms['tidal'].name.startswith(f'{level} {algo} ')]
+            runs = [scored(read_run(job.run_dir), low, high) for job in picked]
+            arms_report(args.out / level / algo, f'{algo} on {PREFIX}/{level}-v0 (normalised score)',
+                        {'tidal': 'tidal'}, {'tidal': runs}, args.steps,
+                        {'benchmark': f'offline_hopper_{level}_{algo}', 'dataset': f'{PREFIX}/{level}-v0',
+                         'dataset_info': data[level], 'seeds': args.seeds,
+                         'commands': {'tidal': shown_command(picked[0].cmd, 1)}})
+            finals = [run['evals'][-1]['return_mean'] for run in runs]
+            wall = statistics.median(run['summary']['wall_time'] for run in runs)
+            lines.append(f'| {level} | {algo} | {statistics.median(finals):.1f} ({min(finals):.1f} to '
+                         f'{max(finals):.1f}) | {wall:.0f} |')
+    text = '\n'.join(lines) + '\n'
+    (args.out / 'table_tidal_only.md').write_text(text)
+    return text
 
 
 if __name__ == '__main__':
