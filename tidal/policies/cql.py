@@ -30,6 +30,8 @@ class ConservativeSAC(SACPolicy):
             learning_rate_q=3e-4,
             learning_rate_policy=1e-4,
             learning_rate_alpha=1e-4,
+            # SAC's temperature starts at 1, as in the paper's code, CORL and d3rlpy
+            alpha=1.0,
             # (float >= 0) alpha', the weight of the conservative penalty (eq. 4).
             cql_weight=5.0,
             # (int > 0) M: actions drawn per state from each of the three proposals (uniform, pi at s, pi at s').
