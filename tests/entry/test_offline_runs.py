@@ -59,6 +59,9 @@ def test_td3_bc_learns_from_a_runs_replay_counting_train_iterations(folder, caps
     assert [row['train_iter'] for row in rows] == ['0', '20', '40', '60'] and {row['env_step'] for row in rows} == {'0'}
     log = (folder / 'run' / 'log.txt').read_text()
     assert 'train @ iter 10: critic_loss=' in log and 'bc_loss=' in log and 'lambda=' in log
+    from tidal.worker.plot import curve_figure
+    axes = curve_figure([folder / 'run']).axes[0]  # drawn against train iterations, as its evaluations ran
+    assert axes.get_xlabel() == 'train iterations' and list(axes.lines[0].get_xdata()) == [0, 20, 40, 60]
     # the observation statistics are the dataset's (the replay's 300 transitions), saved with the policy
     replay = load_checkpoint(folder / 'source' / 'ckpt' / 'latest.pt')['feed']['buffer']['columns']['obs']
     saved = load_checkpoint(folder / 'run' / 'ckpt' / 'latest.pt')['policy']['obs_rms']

@@ -65,10 +65,16 @@ def seed_curve(run_dirs: Sequence[str | os.PathLike], confidence: float = 0.95, 
     same grid enter with their own values only.
     """
     evals = [read_evals(run_dir) for run_dir in run_dirs]
+    return _seed_curve(run_dirs, evals, clock_column(evals), confidence, replicates, seed)
+
+
+def _seed_curve(run_dirs: Sequence[str | os.PathLike], evals: Sequence[Mapping[str, list[float]]], clock: str,
+                confidence: float = 0.95, replicates: int = 2000,
+                seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`seed_curve` of the runs' evaluations read already, against the column `clock`."""
     empty = [str(run_dir) for run_dir, e in zip(run_dirs, evals) if not e['env_step']]
     if empty:
         raise TidalError(f"'{empty[0]}' has no evaluations yet: nothing to plot")
-    clock = clock_column(evals)
     start = max(e[clock][0] for e in evals)
     end = min(e[clock][-1] for e in evals)
     steps = np.unique([step for e in evals for step in e[clock] if start <= step <= end])
@@ -78,11 +84,10 @@ def seed_curve(run_dirs: Sequence[str | os.PathLike], confidence: float = 0.95, 
             np.array([c.high for c in intervals]))
 
 
-def _draw_run(ax: plt.Axes, run_dir: str | os.PathLike) -> None:
+def _draw_run(ax: plt.Axes, run_dir: Path, evals: Mapping[str, list[float]], clock: str) -> None:
     """One run: its mean eval return with a +-std band, and the collect return dashed where recorded."""
-    evals = read_evals(run_dir)
-    name = Path(run_dir).name
-    steps, mean, std = evals[clock_column([evals])], evals['return_mean'], evals['return_std']
+    name = run_dir.name
+    steps, mean, std = evals[clock], evals['return_mean'], evals['return_std']
     collected = [(step, value) for step, value in zip(steps, evals['collect_return_mean']) if math.isfinite(value)]
     line, = ax.plot(steps, mean, label=f'{name} (eval)' if collected else name)
     ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
@@ -92,9 +97,9 @@ def _draw_run(ax: plt.Axes, run_dir: str | os.PathLike) -> None:
                 color=line.get_color(), label=f'{name} (collect)')
 
 
-def _draw_group(ax: plt.Axes, group: RunGroup) -> None:
+def _draw_group(ax: plt.Axes, group: RunGroup, evals: Sequence[Mapping[str, list[float]]], clock: str) -> None:
     """Seeds of one config: the IQM of their eval returns with its 95% bootstrap band."""
-    steps, middle, low, high = seed_curve(group.run_dirs)
+    steps, middle, low, high = _seed_curve(group.run_dirs, evals, clock)
     line, = ax.plot(steps, middle, label=f'{group.label} (IQM of {len(group.run_dirs)} seeds, 95% CI)')
     ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
 
@@ -113,16 +118,17 @@ def curve_figure(run_dirs: Sequence[str | os.PathLike], title: str = '', per_run
     `per_run` draws every run alone. The caller closes the figure (`plt.close`)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     groups = curve_groups(run_dirs, per_run)
+    evals = {run_dir: read_evals(run_dir) for group in groups for run_dir in group.run_dirs}
+    clock = clock_column(list(evals.values()))  # one axis for every curve of the figure
     for group in groups:
         for repeat in group.left_out:
             print(f"tidal: '{repeat}' repeats a seed that '{group.label}' already counts; left out of its curve",
                   file=sys.stderr)
         if len(group.run_dirs) == 1:
-            _draw_run(ax, group.run_dirs[0])
+            _draw_run(ax, group.run_dirs[0], evals[group.run_dirs[0]], clock)
         else:
-            _draw_group(ax, group)
-    runs = [run_dir for group in groups for run_dir in group.run_dirs]
-    ax.set_xlabel('train iterations' if clock_column([read_evals(r) for r in runs]) == 'train_iter' else 'env steps')
+            _draw_group(ax, group, [evals[run_dir] for run_dir in group.run_dirs], clock)
+    ax.set_xlabel('train iterations' if clock == 'train_iter' else 'env steps')
     ax.set_ylabel('return')
     ax.set_title(title or ', '.join(group.label for group in groups))
     ax.grid(alpha=0.3)
