@@ -143,6 +143,11 @@ def no_draw(inputs: Any, generator: Optional[torch.Generator]) -> None:
     return None
 
 
+def as_given(obs: Any) -> Any:
+    """`ActingSteps.prepare` of a network that reads the observation as it comes."""
+    return obs
+
+
 @dataclass(frozen=True)
 class CollectView:
     forward: Callable[..., dict[str, torch.Tensor]]

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from tidal.base.errors import TidalError
-from tidal.base.modes import ActingSteps, no_draw
+from tidal.base.modes import ActingSteps, as_given, no_draw
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models.acting import ActingNetwork, MaskedArgmax
 from tidal.policies.base import Policy
@@ -76,7 +76,7 @@ class Cloning(Policy):
     def _acting(self, mode: str) -> ActingSteps:
         """The cloned action in every mode: the actor's, or the allowed action of the largest logit."""
         if self._cfg.continuous:
-            return ActingSteps(_as_given, no_draw, _act_actor, self._model)
+            return ActingSteps(as_given, no_draw, _act_actor, self._model)
         return ActingSteps(split_action_mask, no_draw, _act_argmax, self._model)
 
     def export_actor(self, action_mask: bool = False) -> ActingNetwork:
@@ -93,10 +93,6 @@ class BCPolicy(DatasetLearning, Cloning):
 
 
 # the acting steps (`ActingSteps`): module-level, so that they read nothing but the model
-def _as_given(obs: Any) -> Any:
-    return obs
-
-
 @torch.no_grad()
 def _act_actor(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
     return {'action': model.actor(obs)}

@@ -20,7 +20,7 @@ import torch
 
 from tidal.base.defaults import FreeDict
 from tidal.base.errors import TidalError
-from tidal.base.modes import ActingSteps, no_draw
+from tidal.base.modes import ActingSteps, as_given, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
@@ -28,6 +28,7 @@ from tidal.models.acting import ActingNetwork, TanhMean
 from tidal.policies.base import Policy
 from tidal.policies.common import UpdateCount, adam, bootstrap_mask
 from tidal.policies.offline_common import DatasetLearning, OnlineContinuation
+from tidal.policies.sac import act_squashed_mean
 from tidal.registry import POLICY_REGISTRY
 from tidal.rl_utils import advantage_weights, expectile_loss, gaussian_log_prob, v_1step_td_error
 
@@ -147,9 +148,9 @@ class ImplicitQLearning(Policy):
         """A sample of the actor's Gaussian, clipped to the action range (collection; evaluation without
         eval.deterministic), or its mean tanh(mu)."""
         if mode == 'eval' and self._cfg.eval.deterministic:
-            return ActingSteps(_as_given, no_draw, _act_mean, self._model)
+            return ActingSteps(as_given, no_draw, act_squashed_mean, self._model)
         generator = self._eval_generator if mode == 'eval' else None
-        return ActingSteps(_as_given, self._draw, _act_sampled, self._model, generator)
+        return ActingSteps(as_given, self._draw, _act_sampled, self._model, generator)
 
     def _draw(self, obs: Any, generator: Optional[torch.Generator]) -> torch.Tensor:
         weight = next(self._model.parameters())
@@ -179,15 +180,6 @@ class IQLOnlinePolicy(OnlineContinuation, IQLPolicy):
 
 
 # the acting steps (`ActingSteps`): module-level, so that they read nothing but the model
-def _as_given(obs: Any) -> Any:
-    return obs
-
-
-@torch.no_grad()
-def _act_mean(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
-    return {'action': torch.tanh(model.actor(obs)[0])}
-
-
 @torch.no_grad()
 def _act_sampled(model: Any, obs: Any, noise: torch.Tensor) -> dict[str, torch.Tensor]:
     mu, log_std = model.actor(obs)

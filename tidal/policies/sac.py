@@ -19,7 +19,7 @@ import torch
 from tidal.base.errors import TidalError
 from tidal.models import TargetNetwork, Temperature
 from tidal.models.acting import ActingNetwork, TanhMean
-from tidal.base.modes import ActingSteps, no_draw
+from tidal.base.modes import ActingSteps, as_given, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.policies.common import adam, bootstrap_mask, sample_weight, td_reward
@@ -197,10 +197,10 @@ class SACPolicy(MaxEntropyActorCritic):
         """A tanh-Gaussian sample (collection; evaluation without eval.deterministic, from the eval generator), or
         the mean action tanh(mu)."""
         if mode == 'collect':
-            return ActingSteps(_as_given, self._draw, _act_sampled, self._model)
+            return ActingSteps(as_given, self._draw, _act_sampled, self._model)
         if self._cfg.eval.deterministic:
-            return ActingSteps(_as_given, no_draw, _act_mean, self._model)
-        return ActingSteps(_as_given, self._draw, _act_sampled, self._model, self._eval_generator)
+            return ActingSteps(as_given, no_draw, act_squashed_mean, self._model)
+        return ActingSteps(as_given, self._draw, _act_sampled, self._model, self._eval_generator)
 
     def _acting_steps(self, mode: str) -> Optional[ActingSteps]:
         return self._acting(mode)
@@ -227,10 +227,6 @@ def _sample_priority(td_error: torch.Tensor) -> torch.Tensor:
 
 
 # the acting steps of SAC's modes (`ActingSteps`): module-level, so that they read nothing but the model
-def _as_given(obs: Any) -> Any:
-    return obs
-
-
 @torch.no_grad()
 def _act_sampled(model: Any, obs: Any, noise: torch.Tensor) -> dict[str, torch.Tensor]:
     mu, log_std = model.actor(obs)
@@ -239,5 +235,6 @@ def _act_sampled(model: Any, obs: Any, noise: torch.Tensor) -> dict[str, torch.T
 
 
 @torch.no_grad()
-def _act_mean(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
+def act_squashed_mean(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
+    """tanh(mu), the action of a Gaussian actor squashed by tanh at its mean (SAC's and IQL's evaluation)."""
     return {'action': torch.tanh(model.actor(obs)[0])}

@@ -17,7 +17,7 @@ import torch
 
 from tidal.base.defaults import FreeDict
 from tidal.base.errors import TidalError
-from tidal.base.modes import ActingSteps, no_draw
+from tidal.base.modes import ActingSteps, as_given, no_draw
 from tidal.base.nest import leading_dim
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models import TargetNetwork
@@ -173,10 +173,10 @@ class DDPGPolicy(Policy):
         """mu(s) plus Gaussian noise (collection; evaluation without eval.deterministic, from the eval
         generator), or mu(s) itself."""
         if mode == 'collect':
-            return ActingSteps(_as_given, self._draw, _act_noisy, self._model)
+            return ActingSteps(as_given, self._draw, _act_noisy, self._model)
         if self._cfg.eval.deterministic:
-            return ActingSteps(_as_given, no_draw, _act_deterministic, self._model)
-        return ActingSteps(_as_given, self._draw, _act_noisy, self._model, self._eval_generator)
+            return ActingSteps(as_given, no_draw, _act_deterministic, self._model)
+        return ActingSteps(as_given, self._draw, _act_noisy, self._model, self._eval_generator)
 
     def _draw(self, obs: Any, generator: Optional[torch.Generator]) -> torch.Tensor:
         """The exploration noise of one action per row of `obs`, collect.noise_sigma times a standard normal."""
@@ -205,10 +205,6 @@ class TD3Policy(DDPGPolicy):
 
 
 # the acting steps of the modes (`ActingSteps`): module-level, so that they read nothing but the model
-def _as_given(obs: Any) -> Any:
-    return obs
-
-
 @torch.no_grad()
 def _act_deterministic(model: Any, obs: Any, noise: None) -> dict[str, torch.Tensor]:
     return {'action': model.actor(obs)}
