@@ -48,22 +48,33 @@ def load_offline_dataset(cfg: EasyDict) -> OfflineDataset:
     source = Path(path).expanduser()
     if source.is_file() and source.suffix == '.pt' or (source / 'ckpt' / 'latest.pt').is_file():
         return _from_replay(source, cfg)
-    if source.suffix == '.npz' or source.is_file():
-        demos = load_demos(source)
-        check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, source)
-        return _from_demos(demos, str(path), cfg)
-    if importlib.util.find_spec('minari') is None:
-        raise ConfigError(f"{DATA_KEY}: '{path}' is not a file or a run folder, and reading it as a Minari dataset "
-                          f'needs the minari package: pip install -e ".[minari]"')
-    from tidal.worker.minari_datasets import load_minari_demos
-    return _from_demos(load_minari_demos(str(path), DATA_KEY, cfg.env), str(path), cfg)
+    return _from_demos(read_demos(str(path), DATA_KEY, cfg), str(path), cfg)
+
+
+def read_demos(path: str, key: str, cfg: EasyDict) -> Demos:
+    """The episodes of a demonstration file (.npz) or of a Minari dataset (an id under Minari's root, or a folder)
+    that the config key `key` names, refused when they come from another env or other shapes than the run's."""
+    if _is_minari(path):
+        if importlib.util.find_spec('minari') is None:
+            raise ConfigError(f"{key}: '{path}' is not a demonstration file (.npz), and reading it as a Minari "
+                              f'dataset needs the minari package: pip install -e ".[minari]"')
+        from tidal.worker.minari_datasets import load_minari_demos
+        return load_minari_demos(path, key, cfg.env)
+    demos = load_demos(path)
+    check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
+    return demos
+
+
+def _is_minari(path: str) -> bool:
+    """A Minari dataset (a folder, or an id like tidal/CartPole/expert-v0) rather than a demonstration file."""
+    return Path(path).is_dir() or (not Path(path).is_file() and not path.endswith('.npz'))
 
 
 def _from_demos(demos: Demos, source: str, cfg: EasyDict) -> OfflineDataset:
     meta = demos.metadata
-    dataset = ('ref_min_score' in meta and 'ref_max_score' in meta) and (meta['ref_min_score'], meta['ref_max_score'])
-    return OfflineDataset({field: demos.columns[field] for field in FIELDS}, source,
-                          reference_scores(cfg, dataset or None, source))
+    dataset = (meta['ref_min_score'], meta['ref_max_score']) if 'ref_min_score' in meta and 'ref_max_score' in meta \
+        else None
+    return OfflineDataset({field: demos.columns[field] for field in FIELDS}, source, reference_scores(cfg, dataset, source))
 
 
 def _from_replay(source: Path, cfg: EasyDict) -> OfflineDataset:

@@ -7,8 +7,6 @@ demonstrations are a file, or are recorded from an expert's checkpoint when the 
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any, Mapping
 
 import torch
@@ -20,10 +18,10 @@ from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.base.nest import concat
 from tidal.registry import FEED_REGISTRY
-from tidal.worker.demos import check_demos, load_demos
 from tidal.worker.expert_demos import demos_from_checkpoint
 from tidal.worker.feeds.nstep import extend_to_nstep
 from tidal.worker.feeds.replay import ReplayFeed
+from tidal.worker.offline_data import read_demos
 from tidal.worker.replay_buffer import ReplayBuffer
 
 EXPERT_FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated')
@@ -35,15 +33,8 @@ def expert_buffer(cfg: EasyDict, device: torch.device) -> ReplayBuffer:
     `policy.collect.model_path` (where the policy declares it)."""
     key, path = _data_path(cfg.policy)
     model_path = cfg.policy.collect.get('model_path')
-    if path and _is_minari(path):
-        if importlib.util.find_spec('minari') is None:
-            raise ConfigError(f"{key}: '{path}' is not a demonstration file (.npz), and reading it as a Minari "
-                              f'dataset needs the minari package: pip install -e ".[minari]"')
-        from tidal.worker.minari_datasets import load_minari_demos
-        demos = load_minari_demos(path, key, cfg.env)
-    elif path:
-        demos = load_demos(path)
-        check_demos(demos, cfg.env.env_id, cfg.policy.model.obs_shape, cfg.policy.model.action_shape, path)
+    if path:
+        demos = read_demos(path, key, cfg)
     elif model_path:
         demos = demos_from_checkpoint(cfg, device)
     else:
@@ -63,11 +54,6 @@ def _data_path(policy_cfg: EasyDict) -> tuple[str, str]:
         raise ConfigError(f"policy.expert_data_path '{path}' and policy.collect.data_path '{alias}' name two "
                           f"demonstration sources: set one of them")
     return ('policy.collect.data_path', alias) if alias and not path else ('policy.expert_data_path', path)
-
-
-def _is_minari(path: str) -> bool:
-    """A Minari dataset (a folder, or an id like tidal/CartPole/expert-v0) rather than a demonstration file."""
-    return Path(path).is_dir() or (not Path(path).is_file() and not path.endswith('.npz'))
 
 
 @FEED_REGISTRY.register('sqil')
