@@ -16,7 +16,6 @@ its own (`mujoco/hopper/medium-v0`), each carrying the reference returns of D4RL
 """
 from __future__ import annotations
 
-import csv
 import json
 import os
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 
 from tidal.base.errors import CheckpointError, ConfigError
 from tidal.entry.pipelines import train
+from tidal.entry.result import read_eval_rows
 from tidal.entry.setup import ConfigInput, load_config
 from tidal.worker.builders import build_policy, configure_torch, set_seed
 from tidal.worker.checkpoint import load_policy_checkpoint
@@ -104,8 +104,7 @@ def _finished_run(run_dir: Path) -> tuple[str, int]:
 
 def _last_eval_return(run_dir: Path) -> float:
     """The mean return of a run's last evaluation."""
-    with open(run_dir / 'evals.csv', newline='') as f:
-        rows = list(csv.DictReader(f))
+    rows = read_eval_rows(run_dir)
     if not rows:
         raise CheckpointError(f"the expert run '{run_dir}' has no evaluation")
     return float(rows[-1]['return_mean'])
