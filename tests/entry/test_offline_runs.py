@@ -136,7 +136,7 @@ def test_a_demonstration_file_and_a_minari_dataset_with_reference_returns(folder
      "folder nor a Minari dataset id under Minari's root '{root}' (MINARI_DATASETS_PATH)"),
     (['--max-train-iter', '5', '--set', 'policy.eval.ref_min_score=0'],
      'policy.eval.ref_min_score and policy.eval.ref_max_score give a normalised score together: set both or neither'),
-    ([], 'nothing would end this offline run: give max_train_iter (--max-train-iter) or a finite env.stop_value'),
+    ([], 'nothing would end this offline run: give max_train_iter (--max-train-iter), policy.learn.train_epoch or a finite env.stop_value'),
     (['--max-train-iter', '5', '--set', 'policy.nstep=3'],
      'policy.nstep: an offline run learns from single transitions, but policy.nstep is 3; set nstep=1'),
 ])

@@ -101,6 +101,9 @@ class Run:
         self.learner = Learner(self.policy.learn_mode, self.policy.device)
         self.recorder = UpdateRecorder(self.learner) if record_updates else None
         self.feed = feed_cls(rank_cfg, self.policy.views(), self.collector, self.recorder or self.learner)
+        own = self.feed.train_iter_budget()
+        if own is not None and resume_state is None:  # a resumed run keeps the budget it saved
+            self.max_train_iter = own if max_train_iter is None else min(own, max_train_iter)
         log_state = resume_state['log'] if resume_state else None
         logger: RunLogger | NullLogger = (
             RunLogger(self.run_dir, log_state, open_trackers(cfg, self.run_dir, log_state),

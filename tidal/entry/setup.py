@@ -58,9 +58,9 @@ def check_budget(cfg: EasyDict, max_env_step: Optional[int], max_train_iter: Opt
         raise ConfigError(f"policy '{cfg.policy.type}' learns offline and steps no env: give its budget in train "
                           f"iterations (max_train_iter, --max-train-iter), not max_env_step")
     never_stops = cfg.env.stop_value is None or math.isinf(cfg.env.stop_value)
-    if offline and max_train_iter is None and never_stops:
-        raise ConfigError('nothing would end this offline run: give max_train_iter (--max-train-iter) or a finite '
-                          'env.stop_value')
+    if offline and max_train_iter is None and never_stops and cfg.policy.learn.get('train_epoch') is None:
+        raise ConfigError('nothing would end this offline run: give max_train_iter (--max-train-iter), '
+                          'policy.learn.train_epoch or a finite env.stop_value')
     if max_env_step is None and max_train_iter is None and never_stops:
         raise ConfigError('nothing would end this run: give max_env_step (--max-env-step), '
                           'max_train_iter or a finite env.stop_value')

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional
 import torch
 import torch.nn.functional as F
 
-from tidal.base.errors import TidalError
+from tidal.base.errors import ConfigError, TidalError
 from tidal.base.modes import ActingSteps, as_given, no_draw
 from tidal.base.stages import LearnPlan, LossStage
 from tidal.models.acting import ActingNetwork, MaskedArgmax
@@ -30,8 +30,14 @@ class Cloning(Policy):
         # cross-entropy).
         continuous=True,
         learn=dict(
-            # (float > 0) Adam learning rate.
+            # (float > 0) Learning rate.
             learning_rate=3e-4,
+            # (str) 'adam' (AdamW where weight_decay > 0), or 'sgd' with `momentum` (DI-engine's BC default).
+            optimizer='adam',
+            # (float >= 0) Momentum of 'sgd'.
+            momentum=0.0,
+            # (float >= 0) Decoupled weight decay (AdamW) for 'adam'; L2 weight decay for 'sgd'.
+            weight_decay=0.0,
         ),
     )
 
@@ -46,8 +52,18 @@ class Cloning(Policy):
         return 'dqn', ['tidal.models.q_network']
 
     def _init_learn(self) -> None:
-        self._optimizer = self.parts.optimizer('optimizer', adam(self._model.parameters(),
-                                                                 self._cfg.learn.learning_rate))
+        self._optimizer = self.parts.optimizer('optimizer', self._make_optimizer())
+
+    def _make_optimizer(self) -> torch.optim.Optimizer:
+        learn = self._cfg.learn
+        if learn.optimizer == 'sgd':
+            return torch.optim.SGD(self._model.parameters(), lr=learn.learning_rate, momentum=learn.momentum,
+                                   weight_decay=learn.weight_decay)
+        if learn.optimizer != 'adam':
+            raise ConfigError(f"policy.learn.optimizer is {learn.optimizer!r}: 'adam' or 'sgd'")
+        if learn.weight_decay > 0:
+            return torch.optim.AdamW(self._model.parameters(), lr=learn.learning_rate, weight_decay=learn.weight_decay)
+        return adam(self._model.parameters(), learn.learning_rate)
 
     def _learn_plan(self, batch: dict[str, Any]) -> LearnPlan:
         return LearnPlan([LossStage(self._optimizer, self._loss, None, loss_key=None, norm_key=None)])

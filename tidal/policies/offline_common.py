@@ -29,6 +29,15 @@ class DatasetLearning(Policy):
             # (bool) Normalise observations by the dataset's mean and standard deviation, in learning and in acting
             # (TD3+BC's state normalisation); the statistics are saved with the policy.
             normalize_states=False,
+            # (str) The dataset's rewards: 'none' as recorded; 'return_range' times 1000 / (best - worst return of
+            # its whole episodes), IQL's scaling for locomotion (DI-engine's env.reward_norm 'iql_locomotion');
+            # 'standardize' less their mean, over their standard deviation.
+            reward_norm='none',
+        ),
+        learn=dict(
+            # (int >= 1 or None) Passes over the dataset after which the run ends, DI-engine's budget:
+            # train_epoch * ceil(transitions / batch_size) updates, or max_train_iter where that comes first.
+            train_epoch=None,
         ),
         eval=dict(
             # (float or None) Return of a random policy, for the normalised score 100 (R - min) / (max - min); None:

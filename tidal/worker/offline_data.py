@@ -1,7 +1,7 @@
 """The dataset an offline run learns from, as transition columns of whole episodes end to end: a Minari dataset (an
-id under Minari's root, or a folder), a demonstration file of `tidal collect-demos` (.npz), or the replay a tidal
-run saved with its latest checkpoint (a run folder or a checkpoint file: D4RL's "replay" datasets are made this
-way).
+id under Minari's root, or a folder), a demonstration file of `tidal collect-demos` (.npz), DI-engine's hdf5
+transitions (.hdf5, .h5), or the replay a tidal run saved with its latest checkpoint (a run folder or a checkpoint
+file: D4RL's "replay" datasets are made this way).
 
 Every source gives the same columns (`obs`, `action`, `reward`, `next_obs`, `terminated`, `truncated`), with
 actions in the policy's units, and the reference returns of a random and an expert policy where the dataset
@@ -10,20 +10,29 @@ carries them (Minari's `ref_min_score` and `ref_max_score`), for D4RL's normalis
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 from easydict import EasyDict
 
 from tidal.base.errors import CheckpointError, ConfigError
 from tidal.base.nest import leading_dim
+from tidal.config.ding.tables import HDF5_SUFFIXES
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.demos import Demos, check_demos, load_demos
 
 FIELDS = ('obs', 'action', 'reward', 'next_obs', 'terminated', 'truncated')
 DATA_KEY = 'policy.collect.data_path'
+#: The columns of DI-engine's hdf5 transitions (its `hdf5_save`), which tidal reads.
+DING_HDF5_COLUMNS = ('obs', 'action', 'reward', 'next_obs', 'done')
+#: `policy.collect.reward_norm` -> what it does to the dataset's rewards.
+REWARD_NORMS = {'none': 'rewards as recorded',
+                'return_range': "rewards times 1000 / (best - worst return of the dataset's whole episodes), IQL's "
+                                'and CORL\'s scaling for locomotion',
+                'standardize': "rewards less their mean, over their standard deviation"}
 
 
 @dataclass
@@ -39,6 +48,19 @@ class OfflineDataset:
         return leading_dim(self.columns['reward'])
 
 
+def check_dataset_keys(cfg: Mapping[str, Any]) -> None:
+    """Refuse a reward_norm or a train_epoch that means nothing, in one line naming the key."""
+    policy = cfg['policy']
+    how = policy['collect'].get('reward_norm', 'none')
+    if how not in REWARD_NORMS:
+        raise ConfigError(f"policy.collect.reward_norm is {how!r}: one of "
+                          f"{', '.join(f'{name!r} ({what})' for name, what in REWARD_NORMS.items())}")
+    epochs = policy['learn'].get('train_epoch')
+    if epochs is not None and (not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1):
+        raise ConfigError(f'policy.learn.train_epoch must be an int >= 1 (passes over the dataset) or None, got '
+                          f'{epochs!r}')
+
+
 def load_offline_dataset(cfg: EasyDict) -> OfflineDataset:
     """The dataset `policy.collect.data_path` names, checked against the run's env and spaces."""
     path = cfg.policy.collect.data_path
@@ -47,8 +69,13 @@ def load_offline_dataset(cfg: EasyDict) -> OfflineDataset:
                           f"folder, a demonstration file (.npz) or a tidal run folder whose replay it learns from")
     source = Path(path).expanduser()
     if source.is_file() and source.suffix == '.pt' or (source / 'ckpt' / 'latest.pt').is_file():
-        return _from_replay(source, cfg)
-    return _from_demos(read_demos(str(path), DATA_KEY, cfg), str(path), cfg)
+        data = _from_replay(source, cfg)
+    elif source.suffix in HDF5_SUFFIXES:
+        data = _from_ding_hdf5(source, cfg)
+    else:
+        data = _from_demos(read_demos(str(path), DATA_KEY, cfg), str(path), cfg)
+    data.columns['reward'] = normalized_rewards(data.columns, cfg.policy.collect.reward_norm, data.source)
+    return data
 
 
 def read_demos(path: str, key: str, cfg: EasyDict) -> Demos:
@@ -75,6 +102,97 @@ def _from_demos(demos: Demos, source: str, cfg: EasyDict) -> OfflineDataset:
     dataset = (meta['ref_min_score'], meta['ref_max_score']) if 'ref_min_score' in meta and 'ref_max_score' in meta \
         else None
     return OfflineDataset({field: demos.columns[field] for field in FIELDS}, source, reference_scores(cfg, dataset, source))
+
+
+def _from_ding_hdf5(source: Path, cfg: EasyDict) -> OfflineDataset:
+    """DI-engine's hdf5 transitions: one row per transition, its `done` the termination (DI-engine's files keep no
+    truncation: `policy.learn.ignore_done` bootstraps through every end, as DI-engine's Pendulum configs do). An
+    episode ends where its `done` is set or the next row does not start from its next observation; the last row
+    ends one."""
+    if not source.is_file():
+        raise ConfigError(f"{DATA_KEY}: DI-engine hdf5 file '{cfg.policy.collect.data_path}' does not exist")
+    if importlib.util.find_spec('h5py') is None:
+        raise ConfigError(f"{DATA_KEY}: reading the hdf5 file '{source}' needs the h5py package: pip install -e "
+                          f'".[minari]"')
+    import h5py
+    try:
+        with h5py.File(source, 'r') as file:
+            missing = [name for name in DING_HDF5_COLUMNS if name not in file]
+            if missing:
+                raise ConfigError(f"{DATA_KEY}: hdf5 file '{source}' lacks the column(s) {', '.join(missing)} of "
+                                  f"DI-engine's transitions ({', '.join(DING_HDF5_COLUMNS)})")
+            raw = {name: torch.as_tensor(file[name][:]) for name in DING_HDF5_COLUMNS}
+    except OSError as err:
+        raise ConfigError(f"{DATA_KEY}: cannot read '{source}' as an hdf5 file: {err}") from err
+    rows = len(raw['obs'])
+    if any(len(column) != rows for column in raw.values()):
+        raise ConfigError(f"{DATA_KEY}: the columns of hdf5 file '{source}' differ in length: "
+                          f"{ {name: len(column) for name, column in raw.items()} }")
+    terminated = raw['done'].reshape(rows).bool()
+    breaks = torch.ones(rows, dtype=torch.bool)
+    breaks[:-1] = (raw['next_obs'][:-1] != raw['obs'][1:]).reshape(rows - 1, -1).any(dim=1)
+    columns = {'obs': raw['obs'].float(), 'action': _action_units(raw['action']), 'reward': raw['reward'].reshape(rows),
+               'next_obs': raw['next_obs'].float(), 'terminated': terminated, 'truncated': breaks & ~terminated}
+    check_columns(columns, cfg, str(source))
+    return OfflineDataset(columns, str(source), reference_scores(cfg, None, str(source)))
+
+
+def _action_units(action: torch.Tensor) -> torch.Tensor:
+    """Integer actions (discrete) as indices, one per row (DI-engine may store them as [N, 1]); continuous ones as
+    float32 rows of the action's size."""
+    if not action.is_floating_point():
+        return action.reshape(len(action)).long()
+    return action.float().reshape(len(action), -1)
+
+
+def check_columns(columns: dict[str, Any], cfg: EasyDict, source: str) -> None:
+    """Refuse a dataset whose observations or actions do not have the run's shapes, naming both."""
+    obs_shape = tuple(columns['obs'].shape[1:])
+    expected = _shape(cfg.policy.model.obs_shape)
+    if expected is not None and obs_shape != expected:
+        raise ConfigError(f"{DATA_KEY}: '{source}' holds observations of shape {list(obs_shape)}, but env "
+                          f"'{cfg.env.env_id}' gives {list(expected)}")
+    action, wanted = columns['action'], _shape(cfg.policy.model.action_shape)
+    if wanted is None:
+        return
+    if action.is_floating_point() and tuple(action.shape[1:]) != wanted:
+        raise ConfigError(f"{DATA_KEY}: '{source}' holds actions of shape {list(action.shape[1:])}, but env "
+                          f"'{cfg.env.env_id}' takes {list(wanted)}")
+    if not action.is_floating_point() and len(action) and not 0 <= int(action.min()) <= int(action.max()) < wanted[0]:
+        raise ConfigError(f"{DATA_KEY}: '{source}' holds actions {int(action.min())} to {int(action.max())}, but env "
+                          f"'{cfg.env.env_id}' has actions 0 to {wanted[0] - 1}")
+
+
+def _shape(value: Any) -> Optional[tuple[int, ...]]:
+    if value is None:
+        return None
+    return (int(value),) if isinstance(value, int) else tuple(int(size) for size in value)
+
+
+def normalized_rewards(columns: dict[str, Any], how: str, source: str) -> torch.Tensor:
+    """The dataset's rewards as `policy.collect.reward_norm` says (REWARD_NORMS)."""
+    reward = torch.as_tensor(columns['reward']).float()
+    if how == 'none':
+        return reward
+    if how == 'standardize':
+        return (reward - reward.mean()) / reward.std().clamp_min(1e-8)
+    returns = episode_returns(reward, torch.as_tensor(columns['terminated']), torch.as_tensor(columns['truncated']))
+    spread = max(returns) - min(returns) if returns else 0.0
+    if not spread > 0 or not math.isfinite(spread):
+        raise ConfigError(f"policy.collect.reward_norm 'return_range': the whole episodes of '{source}' all return "
+                          f"the same ({returns[:1]}), so there is no range to scale by")
+    return reward * (1000.0 / spread)
+
+
+def episode_returns(reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> list[float]:
+    """The return of every episode the columns hold whole (ended by a termination or a truncation)."""
+    ends = (terminated.bool() | truncated.bool()).nonzero().flatten().tolist()
+    sums = torch.cumsum(reward.double(), dim=0)
+    returns, before = [], 0.0
+    for end in ends:
+        returns.append(float(sums[end]) - before)
+        before = float(sums[end])
+    return returns
 
 
 def _from_replay(source: Path, cfg: EasyDict) -> OfflineDataset:

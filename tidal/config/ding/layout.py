@@ -11,7 +11,8 @@ from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
 from tidal.config.ding.report import LEFT_OUT, DingMapping, became
-from tidal.config.ding.tables import ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES, SIZES_WHY
+from tidal.config.ding.tables import (ACTIVATIONS, DDPG_FAMILY, DING_CONV_KERNELS, DING_CONV_STRIDES,
+                                      DING_HEAD_DEFAULTS, SIZES_WHY)
 from tidal.config.tree import value_at
 
 _MODEL_SIZE_KEYS = ('encoder_hidden_size_list', 'actor_head_hidden_size', 'actor_head_layer_num',
@@ -34,8 +35,10 @@ _CONV_ENCODER_DEFAULT = [32, 64, 64, 128]
 _CONV_KEYS = ('conv_channels', 'conv_kernel_sizes', 'conv_strides', 'pixel_scale')
 #: DI-engine's QAC `action_space` values, which name its actor head rather than the env's action space.
 _QAC_ACTION_SPACES = ('reparameterization', 'regression', 'hybrid')
+#: The policies whose continuous actor is deterministic (DI-engine's 'regression' head).
+_DETERMINISTIC_ACTORS = (*DDPG_FAMILY, 'bc')
 _ACTOR_PATHS = ('actor_hidden_sizes', 'encoder_hidden_sizes')
-_CRITIC_PATHS = ('critic_hidden_sizes', 'value_encoder_hidden_sizes')
+_CRITIC_PATHS = ('critic_hidden_sizes', 'value_encoder_hidden_sizes', 'value_hidden_sizes')
 #: DI-engine's layout key -> tidal's hidden-size keys it is part of (where the model has them).
 _FED_BY = {'encoder_hidden_size_list': _ACTOR_PATHS + _CRITIC_PATHS, 'actor_head_hidden_size': _ACTOR_PATHS,
            'actor_head_layer_num': _ACTOR_PATHS, 'critic_head_hidden_size': _CRITIC_PATHS,
@@ -48,7 +51,7 @@ def _qac_actor_head(model: dict, family: frozenset, mapping: DingMapping) -> Non
     """DI-engine's QAC `action_space` names its actor head: the one tidal's policy has is dropped (a
     reparameterized tanh-Gaussian for SAC, a deterministic tanh action for DDPG and TD3), another refused."""
     head = model['action_space']
-    deterministic = not family.isdisjoint(DDPG_FAMILY)
+    deterministic = not family.isdisjoint(_DETERMINISTIC_ACTORS)
     wanted, actor = ('regression', 'a deterministic tanh action') if deterministic else \
         ('reparameterization', 'a reparameterized tanh-Gaussian')
     if head == 'hybrid' or (head != wanted and deterministic):
@@ -95,7 +98,9 @@ def translate_model(main: dict, create: dict, model_accepts: ModelAccepts, famil
     if dqn:
         _dqn_layout(model, image, mapping)
         return
-    sizes = _model_sizes(given, accepted, model.get('share_encoder'), 'ppg' in family, image)
+    defaults = {**(_PPG_HEAD_DEFAULTS if 'ppg' in family else _HEAD_DEFAULTS),
+                **DING_HEAD_DEFAULTS.get(mapping.policy_type, {})}
+    sizes = _model_sizes(given, accepted, model.get('share_encoder'), defaults, image)
     if sizes is None:
         return  # the model takes these keys itself (or any keys): leave them to it
     for key in given:
@@ -165,15 +170,15 @@ def _activation_name(value: Any) -> str:
 
 
 def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Optional[bool],
-                 ppg: bool, image: bool = False) -> Optional[dict]:
+                 defaults: dict, image: bool = False) -> Optional[dict]:
     """tidal's hidden sizes for DI-engine's head layout: an encoder (`encoder_hidden_size_list`, absent in
     QAC) feeding a head of `hidden_size` with `layer_num` more layers of that size; QAC has one input layer
     of the head's size instead of an encoder. For `image` observations the encoder is DI-engine's
-    ConvEncoder: conv layers of the list's first sizes, then one linear layer of its last. None when the
-    model takes DI-engine's own keys."""
+    ConvEncoder: conv layers of the list's first sizes, then one linear layer of its last. `defaults` are
+    DI-engine's for the keys left out. None when the model takes DI-engine's own keys."""
     if accepted is None or any(key in accepted for key in given):
         return None
-    sizes = {**(_PPG_HEAD_DEFAULTS if ppg else _HEAD_DEFAULTS), **given}
+    sizes = {**defaults, **given}
     for key in ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'):
         _check_int(key, sizes[key], minimum=1 if key.endswith('size') else 0)
     encoder = given.get('encoder_hidden_size_list')
@@ -192,7 +197,12 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
         return (trunk if trunk is not None else [hidden]) + [hidden] * extra
 
     if 'actor_hidden_sizes' in accepted and 'critic_hidden_sizes' in accepted:
-        return {'actor_hidden_sizes': layers('actor', None), 'critic_hidden_sizes': layers('critic', None)}
+        critic = {'critic_hidden_sizes': layers('critic', None)}
+        if 'value_hidden_sizes' in accepted:  # IQL's state-value network, a critic head in DI-engine's model
+            critic['value_hidden_sizes'] = critic['critic_hidden_sizes']
+        return {'actor_hidden_sizes': layers('actor', None), **critic}
+    if 'actor_hidden_sizes' in accepted:  # an actor alone (BC)
+        return {'actor_hidden_sizes': layers('actor', None)}
     if 'encoder_hidden_sizes' in accepted:
         actor, critic = layers('actor', _VAC_ENCODER_DEFAULT), layers('critic', _VAC_ENCODER_DEFAULT)
         result: dict = {**conv, 'encoder_hidden_sizes': actor}

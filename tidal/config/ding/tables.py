@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from tidal.base.errors import ConfigError
+from tidal.config.tree import value_at
 
 SAC_FAMILY = ('sac', 'discrete_sac', 'sqil_sac', 'sac_v')
 PPO_FAMILY = ('ppo', 'ppg')
 DDPG_FAMILY = ('ddpg', 'td3')
 DQN_FAMILY = ('dqn', 'sql', 'sqil')
+#: The policies that learn from a dataset (DI-engine's serial_offline and serial_bc entries).
+OFFLINE_FAMILY = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac')
 #: The policies whose DI-engine models (QAC, DiscreteQAC, VAC, PPG) take DI-engine's actor/critic head layout.
 LAYOUT_FAMILY = (*SAC_FAMILY, *DDPG_FAMILY, *PPO_FAMILY, 'a2c')
 
@@ -56,6 +59,10 @@ ENV_TYPES: dict[str, DingEnv] = {
                          "its frames stay uint8 and channel-last ([84, 84, 4]), scaled by the model (pixel_scale)",
                      tidal_type='atari'),
     'procgen': DingEnv('', "tidal has no Procgen env adapter", refused=True),
+    'd4rl': DingEnv('', "D4RL's MuJoCo ids as gymnasium's env and the Minari dataset of the same env and level: "
+                        "'hopper-medium-v2' (or -v0, -v1) -> env 'Hopper-v5', policy.collect.data_path "
+                        "'mujoco/hopper/medium-v0' (on disk under MINARI_DATASETS_PATH: minari download, or "
+                        "tidal build-datasets)"),
 }
 
 #: Old gym ids in DI-engine configs -> (gymnasium id, env_kwargs they imply).
@@ -68,6 +75,12 @@ OLD_ENV_IDS: dict[str, tuple[str, dict]] = {
     'BipedalWalker-v2': ('BipedalWalker-v3', {}),
     'BipedalWalkerHardcore-v3': ('BipedalWalker-v3', {'hardcore': True}),
 }
+#: The file names of DI-engine's hdf5 datasets (its `hdf5_save` writes `<name>_demos.hdf5`).
+HDF5_SUFFIXES = ('.hdf5', '.h5')
+#: D4RL's MuJoCo locomotion datasets, whose Minari versions tidal maps them to: D4RL env name -> gymnasium's.
+D4RL_ENVS = {'hopper': 'Hopper', 'halfcheetah': 'HalfCheetah', 'walker2d': 'Walker2d', 'ant': 'Ant'}
+D4RL_ID = re.compile(r'(?P<env>[a-z0-9]+)-(?P<level>random|medium|expert|medium-replay|medium-expert|full-replay)'
+                     r'-v[0-2]')
 MUJOCO_ID = re.compile(r'(Ant|HalfCheetah|Hopper|Humanoid|HumanoidStandup|InvertedDoublePendulum|'
                        r'InvertedPendulum|Pusher|Reacher|Swimmer|Walker2d)-v[0-4]')
 #: MuJoCo envs whose observation grew shorter since DI-engine's version: name -> (old size, why it may go).
@@ -77,9 +90,18 @@ MUJOCO_OBS = {'Ant': (111, "Ant-v3's 111 observations hold the world body's cont
 MPE_IDS = {'simple_spread_v2': 'mpe2.simple_spread_v3', 'simple_spread_v3': 'mpe2.simple_spread_v3'}
 
 #: DI-engine policy types tidal does not have -> what differs and what to run instead.
+_OFFLINE_INSTEAD = "tidal's offline policies are bc, td3_bc, iql, cql and rebrac"
 POLICY_TYPES_REFUSED = {
     'ppg_offpolicy': "DI-engine's off-policy PPG replays the policy phase from a buffer; tidal's PPG is on-policy: "
                      "set create_config.policy.type='ppg' and run it with tidal -m serial_onpolicy",
+    'bcq': f"tidal has no BCQ (its generative model of the dataset's actions); {_OFFLINE_INSTEAD}",
+    'edac': f"tidal has no EDAC (its ensemble diversity term); {_OFFLINE_INSTEAD}",
+    'dt': f"tidal has no Decision Transformer (a sequence model of returns to go); {_OFFLINE_INSTEAD}",
+    'pd': f"tidal has no Plan Diffuser; {_OFFLINE_INSTEAD}",
+    'qgpo': f"tidal has no QGPO (a diffusion policy); {_OFFLINE_INSTEAD}",
+    'ibc': f"tidal has no implicit behaviour cloning (an energy model of actions); {_OFFLINE_INSTEAD}",
+    'bco': f"tidal has no behaviour cloning from observation (it learns an inverse model online); "
+           f"{_OFFLINE_INSTEAD}",
 }
 
 #: DI-engine's ConvEncoder: conv layers of these kernels and strides (the first entries of its
@@ -106,6 +128,9 @@ class KeyRule:
     why: str = ''
     convert: Optional[Callable[[Any, dict], Optional[dict]]] = None
     policies: tuple[str, ...] = ()
+    #: a key tidal reads too, with another meaning or spelling: rewritten in a DI-engine file only (one whose env
+    #: type or import names are DI-engine's)
+    ding_only: bool = False
 
     def holds_for(self, family: frozenset[str]) -> bool:
         """Whether the rule holds for a policy whose class and bases are registered under the names `family`."""
@@ -179,6 +204,88 @@ def _ppg_epochs(value: Any, main: dict) -> Optional[dict]:
     return {'policy.learn.epoch_per_collect': value}
 
 
+def _offline_norm_obs(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine normalises a dataset's observations by its own statistics only with offline_stats on."""
+    if value in ({'use_norm': False}, {'use_norm': False, 'offline_stats': {'use_offline_stats': False}}):
+        return {'policy.collect.normalize_states': False}
+    if value == {'use_norm': True, 'offline_stats': {'use_offline_stats': True}}:
+        return {'policy.collect.normalize_states': True}
+    raise ConfigError(f"config key 'env.norm_obs' is {value!r}: an offline run normalises observations by its "
+                      f"dataset's statistics (dict(use_norm=True, offline_stats=dict(use_offline_stats=True))) or "
+                      f"not at all (dict(use_norm=False))")
+
+
+#: DI-engine's env.reward_norm values -> tidal's policy.collect.reward_norm.
+_REWARD_NORMS = {'iql_locomotion': 'return_range', 'normalize': 'standardize'}
+
+
+def _reward_norm(value: Any, main: dict) -> Optional[dict]:
+    if value not in _REWARD_NORMS:
+        raise ConfigError(f"config key 'env.reward_norm' is {value!r}: tidal scales a dataset's rewards as "
+                          f"{' or '.join(repr(name) for name in _REWARD_NORMS)} (the AntMaze shifts are not built)")
+    return {'policy.collect.reward_norm': _REWARD_NORMS[value]}
+
+
+def _data_type(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's dataset class: D4RL's by env id (env type 'd4rl'), or its hdf5 file at collect.data_path."""
+    env_type = value_at(main, 'env.type')
+    path = value_at(main, 'policy.collect.data_path')
+    if value == 'd4rl':
+        return {}  # the env type 'd4rl' names the dataset (translation._d4rl_env)
+    if value == 'hdf5':
+        if not isinstance(path, str) or not path.endswith(HDF5_SUFFIXES):
+            raise ConfigError(f"config key 'policy.collect.data_path' is {path!r}, but policy.collect.data_type 'hdf5' "
+                              f"reads a DI-engine hdf5 file ({' or '.join(HDF5_SUFFIXES)})")
+        return {}
+    if value == 'naive':
+        raise ConfigError("config key 'policy.collect.data_type' is 'naive': tidal does not unpickle DI-engine's "
+                          "transition lists; save them with DI-engine's hdf5_save and set data_type='hdf5'")
+    raise ConfigError(f"config key 'policy.collect.data_type' is {value!r} (env type {env_type!r}): tidal reads "
+                      f"'d4rl' (with env type 'd4rl') and 'hdf5' datasets")
+
+
+#: Train iterations between an offline run's evaluations where a DI-engine file says "every pass" (eval_freq <= 0).
+OFFLINE_EVAL_FREQ = 1000
+
+
+def _offline_eval_freq(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's offline entry evaluates at most once per pass over the dataset, so eval_freq <= 0 evaluates after
+    every pass; tidal evaluates every eval_freq train iterations, whatever a pass holds."""
+    if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+        return {'policy.eval.evaluator.eval_freq': OFFLINE_EVAL_FREQ}
+    return None
+
+
+def _iql_beta(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's IQL weighs by exp(A / beta); tidal's, as the paper, by exp(beta A)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ConfigError(f"config key 'policy.learn.beta' must be a number > 0 (DI-engine's IQL divides the "
+                          f"advantage by it), got {value!r}")
+    return {'policy.learn.beta': 1.0 / value}
+
+
+def _lagrange(value: Any, main: dict) -> Optional[dict]:
+    """DI-engine's CQL tunes its penalty weight only with with_lagrange=True and lagrange_thresh > 0."""
+    learn = main['policy']['learn']
+    if learn.get('with_lagrange', False) and learn.get('lagrange_thresh', -1) > 0:
+        raise ConfigError(f"config keys 'policy.learn.with_lagrange' (True) and 'policy.learn.lagrange_thresh' "
+                          f"({learn['lagrange_thresh']}): tidal's CQL keeps a fixed penalty weight "
+                          f"(policy.learn.cql_weight); the Lagrangian is not built")
+    return {}
+
+
+def _bc_optimizer(value: Any, main: dict) -> Optional[dict]:
+    names = {'SGD': 'sgd', 'Adam': 'adam'}
+    if value not in names:
+        raise ConfigError(f"config key 'policy.learn.optimizer' is {value!r}: DI-engine's BC takes 'SGD' or 'Adam'")
+    return {'policy.learn.optimizer': names[value]}
+
+
+def _weight_decay(value: Any, main: dict) -> Optional[dict]:
+    """None is DI-engine's no decay (plain Adam)."""
+    return {'policy.learn.weight_decay': 0.0 if value is None else value}
+
+
 SIZES_WHY = ("the same layers as DI-engine's: encoder_hidden_size_list (or one input layer), then head_layer_num "
              "more of head_hidden_size")
 _SIZES_README = (SIZES_WHY + "; PPO's and PPG's networks get them as policy.model.encoder_hidden_sizes (actor) and "
@@ -202,6 +309,64 @@ KEY_RULES: tuple[KeyRule, ...] = (
             _hardcore),
     KeyRule('env.manager', 'ignore', why="tidal's env managers take no options; pick one with "
                                          "create_config.env_manager.type ('base', 'subprocess', 'envpool' or 'numpy')"),
+    # offline: before SAC's and TD3's norm_obs rules, which CQL and TD3+BC would otherwise meet first
+    KeyRule('env.norm_obs', 'convert', 'policy.collect.normalize_states', "observations normalised by the dataset's "
+                                                                          "mean and standard deviation "
+                                                                          "(offline_stats), or not",
+            _offline_norm_obs, OFFLINE_FAMILY),
+    KeyRule('env.reward_norm', 'convert', 'policy.collect.reward_norm', "'iql_locomotion' is 'return_range' (rewards "
+                                                                        "times 1000 / the dataset's return range), "
+                                                                        "'normalize' is 'standardize'",
+            _reward_norm, OFFLINE_FAMILY),
+    KeyRule('policy.collect.data_type', 'convert', '', "'d4rl' reads the Minari dataset env type 'd4rl' maps env.env_id to; "
+                                                       "'hdf5' reads DI-engine's hdf5 file at collect.data_path; "
+                                                       "others are refused", _data_type, OFFLINE_FAMILY),
+    KeyRule('policy.eval.evaluator.eval_freq', 'convert', 'policy.eval.evaluator.eval_freq',
+            f"<= 0 (DI-engine: after every pass over the dataset) evaluates every {OFFLINE_EVAL_FREQ} train iterations; "
+            f"other values stay", _offline_eval_freq, OFFLINE_FAMILY, ding_only=True),
+    KeyRule('policy.learn.data_path', 'ignore', why="DI-engine's offline policies do not read it; the dataset is "
+                                                    "policy.collect.data_path", policies=OFFLINE_FAMILY),
+    KeyRule('policy.collect.noise', 'ignore', why='an offline run collects nothing', policies=('bc',)),
+    KeyRule('policy.collect.noise_sigma', 'ignore', why='an offline run collects nothing', policies=('bc',)),
+    KeyRule('policy.collect.noise_range', 'ignore', why='an offline run collects nothing', policies=('bc',)),
+    KeyRule('policy.learn.tau', 'rename', 'policy.learn.expectile', "IQL's expectile of the value fit",
+            policies=('iql',)),
+    KeyRule('policy.learn.beta', 'convert', 'policy.learn.beta', "DI-engine's IQL weighs by exp(A / beta), tidal's "
+                                                                 "(as the paper) by exp(beta A): 1 / beta",
+            _iql_beta, ('iql',), ding_only=True),
+    KeyRule('policy.learn.min_q_weight', 'rename', 'policy.learn.cql_weight', "the weight of CQL's penalty",
+            policies=('cql',)),
+    KeyRule('policy.learn.num_actions', 'rename', 'policy.learn.num_action_samples', "actions sampled per state and "
+                                                                                    "proposal for CQL's log-sum-exp",
+            policies=('cql',)),
+    KeyRule('policy.learn.with_q_entropy', 'rename', 'policy.learn.backup_entropy', "the entropy term in CQL's "
+                                                                                   "target", policies=('cql',)),
+    KeyRule('policy.learn.with_lagrange', 'convert', '', "DI-engine tunes the penalty weight only with "
+                                                         "lagrange_thresh > 0 too (refused: not built)", _lagrange,
+            ('cql',)),
+    KeyRule('policy.learn.lagrange_thresh', 'convert', '', "read only with with_lagrange=True (> 0 is refused: not "
+                                                           "built)", _lagrange, ('cql',)),
+    KeyRule('policy.loss_type', 'convert', '', "'mse_loss', tidal's (others refused)",
+            _only('policy.loss_type', 'mse_loss', "tidal's continuous BC regresses by squared error ('mse_loss')"),
+            ('bc',)),
+    KeyRule('policy.action_shape', 'ignore', why="the env fills policy.model.action_shape in", policies=('bc',)),
+    KeyRule('policy.learn.optimizer', 'convert', 'policy.learn.optimizer', "'SGD' -> 'sgd', 'Adam' -> 'adam'",
+            _bc_optimizer, ('bc',), ding_only=True),
+    KeyRule('policy.learn.weight_decay', 'convert', 'policy.learn.weight_decay', "None is 0 (plain Adam); a decay "
+                                                                                "makes 'adam' AdamW, as DI-engine",
+            _weight_decay, ('bc',), ding_only=True),
+    KeyRule('policy.learn.lr_decay', 'convert', '', "False only: DI-engine's warm-up and step decay are not built",
+            _only('policy.learn.lr_decay', False, "tidal's BC keeps its learning rate; the warm-up and step decay are "
+                                                  "not built"), ('bc',)),
+    KeyRule('policy.learn.ce_label_smooth', 'convert', '', 'False only',
+            _only('policy.learn.ce_label_smooth', False, "tidal's discrete BC fits plain cross-entropy"), ('bc',)),
+    KeyRule('policy.learn.tanh_mask', 'convert', '', 'False only',
+            _only('policy.learn.tanh_mask', False, "tidal's continuous BC fits every action"), ('bc',)),
+    KeyRule('policy.learn.show_accuracy', 'ignore', why="tidal logs BC's loss", policies=('bc',)),
+    KeyRule('policy.learn.decay_epoch', 'ignore', why='read only with lr_decay=True', policies=('bc',)),
+    KeyRule('policy.learn.decay_rate', 'ignore', why='read only with lr_decay=True', policies=('bc',)),
+    KeyRule('policy.learn.warmup_lr', 'ignore', why='read only with lr_decay=True', policies=('bc',)),
+    KeyRule('policy.learn.warmup_epoch', 'ignore', why='read only with lr_decay=True', policies=('bc',)),
     KeyRule('env.norm_obs', 'convert', 'policy.normalize.obs', "DI-engine's MuJoCo wrapper option use_norm is "
                                                                 "tidal's running observation normalization",
             _normalize('obs'), PPO_FAMILY),
@@ -408,6 +573,29 @@ PETTING_ZOO_KEYS = {
                                      "whose size the env fills in",
 }
 
+#: DI-engine's defaults, for the keys a DI-engine file leaves out, where tidal's differ: policy type -> {key path:
+#: DI-engine's value}. Written into the run's config.yaml and its ding_mapping.txt.
+DING_DEFAULTS: dict[str, dict[str, Any]] = {
+    'td3_bc': {'policy.learn.learning_rate_actor': 1e-3, 'policy.learn.learning_rate_critic': 1e-3,
+               'policy.collect.normalize_states': False},
+    'cql': {'policy.learn.alpha': 0.2, 'policy.learn.learning_rate_policy': 3e-4,
+            'policy.learn.learning_rate_alpha': 3e-4, 'policy.learn.cql_weight': 1.0,
+            'policy.collect.normalize_states': False},
+    # DI-engine's IQL clips its weights at 20 and learns a state-dependent std
+    'iql': {'policy.learn.beta': 1.0, 'policy.learn.max_weight': 20.0, 'policy.model.state_dependent_std': True,
+            'policy.collect.normalize_states': False},
+    'bc': {'policy.continuous': False, 'policy.learn.optimizer': 'sgd', 'policy.learn.momentum': 0.9,
+           'policy.learn.weight_decay': 1e-4, 'policy.learn.learning_rate': 1e-5, 'policy.learn.batch_size': 32,
+           'policy.collect.normalize_states': False},
+}
+#: DI-engine's default head layouts of these policies' models, where they differ from QAC's (64, one layer).
+DING_HEAD_DEFAULTS: dict[str, dict[str, int]] = {
+    'td3_bc': {'actor_head_hidden_size': 256, 'critic_head_hidden_size': 256},
+    'cql': {'actor_head_hidden_size': 256, 'critic_head_hidden_size': 256},
+    'iql': {'actor_head_hidden_size': 512, 'actor_head_layer_num': 3, 'critic_head_hidden_size': 512,
+            'critic_head_layer_num': 2},
+}
+
 #: Keys DI-engine and tidal spell and read the same way (listed in the docs only).
 SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.evaluator_env_num',
              'env.n_evaluator_episode', 'env.stop_value', 'policy.priority', 'policy.priority_IS_weight',
@@ -424,7 +612,9 @@ SAME_KEYS = ('exp_name', 'seed', 'env.env_id', 'env.collector_env_num', 'env.eva
              'policy.other.eps (discrete SAC)', 'policy.other.replay_buffer.replay_buffer_size',
              'policy.learn.learning_rate_actor (DDPG, TD3)', 'policy.learn.learning_rate_critic (DDPG, TD3)',
              'policy.learn.actor_update_freq', 'policy.learn.noise', 'policy.learn.noise_sigma',
-             'policy.learn.noise_range', 'policy.collect.noise_sigma (DDPG, TD3)')
+             'policy.learn.noise_range', 'policy.collect.noise_sigma (DDPG, TD3)', 'policy.learn.train_epoch (offline)',
+             'policy.collect.data_path (offline)', 'policy.continuous (BC)', 'policy.learn.momentum (BC)',
+             'policy.learn.alpha (TD3+BC, CQL)')
 
 
 # ----- docs ------------------------------------------------------------------------------------------
@@ -448,7 +638,8 @@ def markdown_tables() -> str:
             what = f'`{rule.target}`' + (' (converted)' if rule.action == 'convert' else '')
         else:
             what = 'checked, then dropped'
-        lines.append(f"| `{rule.path}` | {', '.join(rule.policies) or 'all'} | {what} | {rule.why} |")
+        why = rule.why + (' (in DI-engine files only: tidal reads this key with its own meaning)' if rule.ding_only else '')
+        lines.append(f"| `{rule.path}` | {', '.join(rule.policies) or 'all'} | {what} | {why} |")
     lines.append("| `policy.model.action_space` | all | same key for PPO ('discrete', 'continuous'); QAC's "
                  "actor heads: 'reparameterization' is ignored for SAC, 'regression' for DDPG and TD3, the other "
                  "refused | tidal's SAC actor is always a tanh-Gaussian, its DDPG and TD3 actor deterministic |")

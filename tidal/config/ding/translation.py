@@ -9,13 +9,15 @@ did-you-mean. DI-engine's model layouts and torch activation modules go to `layo
 from __future__ import annotations
 
 import copy
+import os
+from pathlib import Path
 from typing import Any, Callable
 
 from tidal.base.errors import ConfigError
 from tidal.config.ding.layout import ModelAccepts, policy_section, translate_model
-from tidal.config.ding.report import DingMapping, became
-from tidal.config.ding.tables import (ENV_TYPES, KEY_RULES, MPE_IDS, MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS,
-                                      PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, KeyRule)
+from tidal.config.ding.report import LEFT_OUT, DingMapping, became
+from tidal.config.ding.tables import (D4RL_ENVS, D4RL_ID, DING_DEFAULTS, ENV_TYPES, KEY_RULES, MPE_IDS, MUJOCO_ID,
+                                      MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, KeyRule)
 from tidal.config.tree import value_at
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
@@ -40,12 +42,20 @@ def translate(main: dict, create: dict, model_accepts: ModelAccepts,
     mapping.policy_type = policy_type = str(value_at(create, 'policy.type') or value_at(main, 'policy.type') or '')
     family = policy_family(policy_type, policy_section(main, create))
     translate_model(main, create, model_accepts, family, mapping)
+    ding_file = any(note.key in ('env.type', 'create_config.env.import_names', 'create_config.policy.import_names')
+                    for note in mapping.notes)
     for rule in KEY_RULES:
-        if rule.action == 'same' or rule.convert is None and rule.action == 'convert' or not rule.holds_for(family):
+        if rule.action == 'same' or rule.convert is None and rule.action == 'convert' or not rule.holds_for(family) \
+                or rule.ding_only and not ding_file:
             continue  # layouts and activations: _translate_model; other policies' keys: the strict checks
         found, value = _pop(main, rule.path, dry_run=True)
         if found:
             _apply(main, original, rule, value, mapping)
+    if ding_file:  # its defaults where tidal's differ
+        for path, value in DING_DEFAULTS.get(policy_type, {}).items():
+            if not _has(main, path):
+                _set(main, path, value, path)
+                mapping.add(path, LEFT_OUT, became({path: value}), f"DI-engine's {policy_type} default")
     return main, create, mapping
 
 
@@ -88,6 +98,9 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
         raise ConfigError(f"DI-engine policy type '{policy_type}' is not supported: "
                           f"{POLICY_TYPES_REFUSED[policy_type]}")
     manager = value_at(create, 'env_manager.type')
+    if isinstance(create.get('env_manager'), dict) and 'cfg_type' in create['env_manager']:
+        mapping.add('create_config.env_manager.cfg_type', create['env_manager'].pop('cfg_type'), 'ignored',
+                    "DI-engine's name of the manager's config class; env_manager.type picks tidal's", ignored=True)
     if manager == 'async_subprocess':
         create['env_manager']['type'] = 'subprocess'
         mapping.add('create_config.env_manager.type', manager, "-> 'subprocess'", 'one process per env')
@@ -106,8 +119,12 @@ def _translate_create(main: dict, create: dict, mapping: DingMapping) -> None:
                               f"supported: {ENV_TYPES[env_type].note}")
         env = main.setdefault('env', {})
         if isinstance(env, dict):  # else the strict checks name the wrong type
-            translated = _petting_zoo_env(main, mapping) if env_type == 'petting_zoo' else \
-                _gym_env(env_type, main, mapping)
+            if env_type == 'petting_zoo':
+                translated = _petting_zoo_env(main, mapping)
+            elif env_type == 'd4rl':
+                translated = _d4rl_env(main)
+            else:
+                translated = _gym_env(env_type, main, mapping)
             for env_section in (env, create.get('env')):
                 if isinstance(env_section, dict) and 'type' in env_section:
                     env_section['type'] = ENV_TYPES[env_type].tidal_type
@@ -146,6 +163,33 @@ def _gym_env(env_type: str, main: dict, mapping: DingMapping) -> dict:
     for key, value in kwargs.items():
         _set(main, f'env.env_kwargs.{key}', value, 'env.env_id')
         done[f'env.env_kwargs.{key}'] = value
+    return done
+
+
+def _d4rl_env(main: dict) -> dict:
+    """D4RL's id (`hopper-medium-v2`) as gymnasium's env and the Minari dataset of the same env and level
+    (`mujoco/hopper/medium-v0`), which must be on disk; returns what it set."""
+    given = main['env'].get('env_id')
+    match = D4RL_ID.fullmatch(given) if isinstance(given, str) else None
+    if match is None or match['env'] not in D4RL_ENVS:
+        raise ConfigError(f"DI-engine env type 'd4rl': env.env_id {given!r} is not a D4RL MuJoCo locomotion id "
+                          f"(ENV-LEVEL-vN of {', '.join(D4RL_ENVS)}, e.g. 'hopper-medium-v2'), the datasets tidal "
+                          f"maps to Minari's")
+    data_path = value_at(main, 'policy.collect.data_path')
+    if data_path not in (None, ''):
+        raise ConfigError(f"config key 'policy.collect.data_path' is {data_path!r}: under DI-engine's env type 'd4rl' "
+                          f"it is D4RL's download folder, which tidal does not read; remove it (tidal reads the "
+                          f"Minari dataset of env.env_id {given!r})")
+    dataset = f"mujoco/{match['env']}/{match['level']}-v0"
+    root = Path(os.environ.get('MINARI_DATASETS_PATH') or Path.home() / '.minari' / 'datasets')
+    if not (root / dataset).is_dir():
+        raise ConfigError(f"D4RL dataset {given!r} (env.env_id) is the Minari dataset '{dataset}', which is not under "
+                          f"Minari's root '{root}' (MINARI_DATASETS_PATH): download it (minari download {dataset}) "
+                          f"or build a local one (tidal build-datasets)")
+    _pop(main, 'policy.collect.data_path')
+    done = {'env.env_id': f"{D4RL_ENVS[match['env']]}-v5", 'policy.collect.data_path': dataset}
+    main['env']['env_id'] = done['env.env_id']
+    _set(main, 'policy.collect.data_path', dataset, 'env.env_id')
     return done
 
 

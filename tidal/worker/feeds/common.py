@@ -39,6 +39,11 @@ class Feed:
         """(random, expert) returns for a normalised score: none for a feed without a dataset."""
         return None
 
+    def train_iter_budget(self) -> Optional[int]:
+        """Updates after which this feed's own budget ends the run (an offline feed's passes over its dataset);
+        None: the run's budget alone."""
+        return None
+
     @classmethod
     def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
         """The config key and the env steps this feed collects before its first update: a run whose

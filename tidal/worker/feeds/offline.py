@@ -8,6 +8,7 @@ changed size.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Optional
 
 import torch
@@ -19,7 +20,7 @@ from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.feeds.common import Feed
-from tidal.worker.offline_data import DATA_KEY, OfflineDataset, as_tensors, load_offline_dataset
+from tidal.worker.offline_data import DATA_KEY, OfflineDataset, as_tensors, check_dataset_keys, load_offline_dataset
 from tidal.worker.replay_buffer import ReplayBuffer
 
 
@@ -40,6 +41,7 @@ class OfflineFeed(Feed):
         if policy.get('nstep', 1) > 1:
             raise ConfigError(f"policy.nstep: an offline run learns from single transitions, but policy.nstep is "
                               f"{policy['nstep']}; set nstep=1")
+        check_dataset_keys(cfg)
 
     @classmethod
     def warmup(cls, cfg: Mapping[str, Any]) -> tuple[str, int]:
@@ -49,6 +51,7 @@ class OfflineFeed(Feed):
         self.check_config(cfg)
         self.learner = learner
         self.batch_size = cfg.policy.learn.batch_size
+        self.train_epoch: Optional[int] = cfg.policy.learn.get('train_epoch')
         self.data: OfflineDataset = load_offline_dataset(cfg)
         columns = as_tensors(self.data.columns)
         self.buffer = ReplayBuffer(self.data.size, device=views.device, seed=cfg.seed)
@@ -60,6 +63,11 @@ class OfflineFeed(Feed):
 
     def reference_scores(self) -> Optional[tuple[float, float]]:
         return self.data.ref_scores
+
+    def train_iter_budget(self) -> Optional[int]:
+        """`policy.learn.train_epoch` passes over the dataset, in batches of `batch_size` (DI-engine's epochs)."""
+        epochs = self.train_epoch
+        return None if epochs is None else epochs * math.ceil(len(self.buffer) / self.batch_size)
 
     def warmed_up(self) -> bool:
         return True

@@ -39,6 +39,10 @@ class OfflineToOnlineFeed(ReplayFeed):
         if cfg['policy'].get('nstep', 1) > 1 or cfg['policy']['collect']['unroll_len'] > 1:
             raise ConfigError('policy.nstep: a replay that starts with a dataset samples single transitions; set '
                               'nstep=1 and collect.unroll_len=1')
+        if cfg['policy']['collect'].get('reward_norm', 'none') != 'none':
+            raise ConfigError(f"policy.collect.reward_norm is {cfg['policy']['collect']['reward_norm']!r}: a run that "
+                              f"goes on online adds the env's own rewards to the dataset's, so they must stay as "
+                              f"recorded; set reward_norm='none'")
         super().check_config(cfg)
 
     def __init__(self, cfg: EasyDict, views: PolicyViews, collector: Collector, learner: Trainer) -> None:
