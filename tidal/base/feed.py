@@ -53,6 +53,7 @@ class DataFeed(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
     # (random, expert) returns that put evaluations on D4RL's normalised score (an offline dataset's), or None
     def reference_scores(self) -> Optional[tuple[float, float]]: ...
+    def train_iter_budget(self) -> Optional[int]: ...  # updates after which the feed's own budget ends the run
 
 
 class FeedClass(Protocol):

@@ -197,10 +197,10 @@ def _model_sizes(given: dict, accepted: Optional[frozenset], share_encoder: Opti
         return (trunk if trunk is not None else [hidden]) + [hidden] * extra
 
     if 'actor_hidden_sizes' in accepted and 'critic_hidden_sizes' in accepted:
-        critic = {'critic_hidden_sizes': layers('critic', None)}
+        critics = {'critic_hidden_sizes': layers('critic', None)}
         if 'value_hidden_sizes' in accepted:  # IQL's state-value network, a critic head in DI-engine's model
-            critic['value_hidden_sizes'] = critic['critic_hidden_sizes']
-        return {'actor_hidden_sizes': layers('actor', None), **critic}
+            critics['value_hidden_sizes'] = critics['critic_hidden_sizes']
+        return {'actor_hidden_sizes': layers('actor', None), **critics}
     if 'actor_hidden_sizes' in accepted:  # an actor alone (BC)
         return {'actor_hidden_sizes': layers('actor', None)}
     if 'encoder_hidden_sizes' in accepted:
