@@ -181,6 +181,23 @@ def test_discrete_bc_file_reads_integer_actions_from_hdf5_with_sgd(tmp_path):
     assert f'"train_iter": {20 * math.ceil(rows / 64)}' in (run_dir / 'summary.json').read_text()  # train_epoch=20
 
 
+def test_ding_discrete_cql_file_is_refused_for_its_quantiles_and_runs_without_them(tmp_path, monkeypatch):
+    """DI-engine's cartpole_cql learns QR-DQN's quantiles, which tidal's discrete_cql (on DQN) does not; without
+    them the file runs, its 3-step windows inside the dataset's episodes."""
+    monkeypatch.chdir(tmp_path)
+    code, lines = run_cli('-m', 'serial_offline', '-c', str(DING_CONFIGS / 'cartpole_cql_config.py'), '-s', '0',
+                          '--train-iter', '10', '--no-progress')
+    assert code == 2 and lines == ["tidal: error: config key 'policy.model.num_quantiles' is 64: DI-engine's discrete "
+                                   "CQL learns QR-DQN's quantiles; tidal's discrete_cql learns DQN's expected values "
+                                   "(remove num_quantiles and learn.kappa to run it)"]
+    main_config, create_config = read_config(str(DING_CONFIGS / 'cartpole_cql_config.py'))
+    del main_config['policy']['model']['num_quantiles'], main_config['policy']['learn']['kappa']
+    write_ding_hdf5(tmp_path / main_config['policy']['collect']['data_path'], 'CartPole-v1', episodes=4)
+    from tidal.entry.pipelines import train
+    policy = train((main_config, create_config), seed=0, max_train_iter=10, progress=False)
+    assert policy._cfg.nstep == 3 and policy._cfg.learn.cql_weight == 4.0
+
+
 def test_a_missing_hdf5_file_is_refused_in_one_line_naming_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, lines = run_cli('-m', 'serial_offline', '-c', str(DING_CONFIGS / 'pendulum_td3_bc_config.py'), '-s', '0',
@@ -206,7 +223,7 @@ def test_an_offline_algorithm_tidal_lacks_is_refused_in_one_line(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     code, lines = run_cli('-m', 'serial_offline', '-c', str(DING_CONFIGS / name), '-s', '0', '--train-iter', '10')
     assert code == 2 and len(lines) == 1 and lines[0].startswith(REFUSED[name]), lines
-    assert lines[0].endswith("tidal's offline policies are bc, td3_bc, iql, cql and rebrac")
+    assert lines[0].endswith("tidal's offline policies are bc, td3_bc, iql, cql, rebrac and discrete_cql")
 
 
 @pytest.mark.parametrize('env_id, error', [

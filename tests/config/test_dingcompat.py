@@ -125,7 +125,7 @@ def test_unknown_model_key_stays_an_error_with_did_you_mean():
 
 
 def test_ding_policy_type_ding_itself_lacks_stays_an_error():
-    assert refusal({}, policy='sac_discrete').startswith("unknown policy 'sac_discrete'; did you mean 'discrete_sac'?")
+    assert refusal({}, policy='sac_discrete').startswith("unknown policy 'sac_discrete'; did you mean 'discrete_sac'")
 
 
 @pytest.mark.parametrize('activation, name', [(nn.Tanh(), 'tanh'), (nn.ReLU, 'relu'), (nn.SiLU(), 'silu')])

@@ -133,12 +133,18 @@ def test_a_demonstration_file_and_a_minari_dataset_with_reference_returns(folder
      "file (.npz) or a tidal run folder whose replay it learns from"),
     (['--max-train-iter', '5', '--set', 'policy.collect.data_path=tidal/pendulum/absent-v0'],
      "policy.collect.data_path: 'tidal/pendulum/absent-v0' is neither a demonstration file (.npz), a Minari dataset "
-     "folder nor a Minari dataset id under Minari's root '{root}' (MINARI_DATASETS_PATH)"),
+     "folder nor a Minari dataset id under Minari's root '{root}' (MINARI_DATASETS_PATH): download a Minari dataset "
+     "with minari download ID, or build a D4RL-like suite of your own with tidal build-datasets"),
     (['--max-train-iter', '5', '--set', 'policy.eval.ref_min_score=0'],
      'policy.eval.ref_min_score and policy.eval.ref_max_score give a normalised score together: set both or neither'),
-    ([], 'nothing would end this offline run: give max_train_iter (--max-train-iter), policy.learn.train_epoch or a finite env.stop_value'),
-    (['--max-train-iter', '5', '--set', 'policy.nstep=3'],
-     'policy.nstep: an offline run learns from single transitions, but policy.nstep is 3; set nstep=1'),
+    ([], 'nothing would end this offline run: give max_train_iter (--max-train-iter), policy.learn.train_epoch or a '
+         'finite env.stop_value'),
+    (['--max-train-iter', '5', '--set', 'policy.collect.reward_norm=iql'],
+     "policy.collect.reward_norm is 'iql': one of 'none' (rewards as recorded), 'return_range' (rewards times 1000 / "
+     "(best - worst return of the dataset's whole episodes), IQL's and CORL's scaling for locomotion), 'standardize' "
+     "(rewards less their mean, over their standard deviation)"),
+    (['--set', 'policy.learn.train_epoch=0'],
+     "config key 'policy.learn.train_epoch' must be >= 1 or None, got 0"),
 ])
 def test_bad_offline_runs_are_refused_in_one_line(folder, capsys, args, message):
     assert main(['train', 'pendulum_td3_bc', '--exp-name', 'bad', '--set', 'policy.collect.data_path=source', *args,

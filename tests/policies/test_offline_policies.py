@@ -13,7 +13,7 @@ from torch.distributions import Normal
 from torch.testing import assert_close
 
 from tidal.models.mlp import EnsembleLayerNorm
-from tidal.policies import BCPolicy, CQLPolicy, IQLPolicy, ReBRACPolicy, TD3BCPolicy
+from tidal.policies import BCPolicy, CQLPolicy, DiscreteCQLPolicy, IQLPolicy, ReBRACPolicy, TD3BCPolicy
 from tidal.rl_utils import tanh_gaussian_sample
 
 
@@ -262,6 +262,37 @@ def test_discrete_bc_fits_logits_by_cross_entropy_and_acts_greedily():
     assert_close(loss, F.cross_entropy(policy.model(obs), action))
     assert torch.equal(policy.eval_mode.forward(obs)['action'], policy.model(obs).argmax(dim=-1))
     assert BCPolicy.action_space_of(cfg) == 'discrete'
+
+
+def test_bc_sgd_with_momentum_and_weight_decay_as_di_engines_bc_default():
+    policy = build(BCPolicy, optimizer='sgd', momentum=0.9, weight_decay=1e-4, learning_rate=0.1)
+    group = policy._optimizer.param_groups[0]
+    assert isinstance(policy._optimizer, torch.optim.SGD) and (group['momentum'], group['weight_decay']) == (0.9, 1e-4)
+    adam_w = build(BCPolicy, weight_decay=1e-4)._optimizer
+    assert isinstance(adam_w, torch.optim.AdamW) and adam_w.param_groups[0]['weight_decay'] == 1e-4
+
+
+# ----- discrete CQL ------------------------------------------------------------------------------
+def test_discrete_cql_adds_the_weighted_log_sum_exp_penalty_to_dqns_td_loss():
+    cfg = DiscreteCQLPolicy.default_config()
+    cfg.model.update(obs_shape=1, action_shape=2, encoder_hidden_size_list=[], dueling=False)
+    cfg.learn.update(cql_weight=0.5, double_q=False)
+    cfg.update(discount_factor=0.5)
+    cfg.collect.normalize_states = False
+    policy = DiscreteCQLPolicy(cfg)
+    head = [module for module in policy.model.modules() if isinstance(module, torch.nn.Linear)][-1]
+    with torch.no_grad():  # Q(s) = [s, 2 s] in the network and its target
+        head.weight.copy_(torch.tensor([[1.0], [2.0]]))
+        head.bias.zero_()
+        policy._target.net.load_state_dict(policy.model.state_dict())
+    data = {'obs': torch.tensor([[1.0]]), 'action': torch.tensor([0]), 'reward': torch.tensor([1.0]),
+            'next_obs': torch.tensor([[2.0]]), 'terminated': torch.tensor([False]), 'truncated': torch.tensor([False])}
+    loss, info = policy._q_loss(data)
+    td = (1.0 + 0.5 * 4.0 - 1.0) ** 2  # y = r + gamma max_a Q_target(2, a) = 1 + 0.5 * 4, Q(1, 0) = 1
+    penalty = math.log(math.e + math.e ** 2) - 1.0
+    assert float(loss.detach()) == pytest.approx(td + 0.5 * penalty)
+    assert (float(info['td_loss']), float(info['cql_penalty'])) == (pytest.approx(td), pytest.approx(penalty))
+    assert DiscreteCQLPolicy.pipeline == 'offline'
 
 
 # ----- ReBRAC ------------------------------------------------------------------------------------

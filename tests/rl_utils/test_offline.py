@@ -6,7 +6,8 @@ import torch
 from torch.distributions import Normal
 from torch.testing import assert_close
 
-from tidal.rl_utils import advantage_weights, cql_penalty, expectile_loss, gaussian_log_prob, td3_bc_actor_loss
+from tidal.rl_utils import (advantage_weights, cql_penalty, discrete_cql_penalty, expectile_loss, gaussian_log_prob,
+                            td3_bc_actor_loss)
 
 
 def test_the_expectile_loss_weighs_positive_errors_by_tau_and_negative_ones_by_one_minus_tau():
@@ -73,3 +74,13 @@ def test_the_cql_penalty_averages_over_the_batch_per_critic():
     q_data = torch.tensor([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0]])
     penalty = cql_penalty(q_sampled, torch.zeros(3, 4), q_data, temperature=1.0)
     assert_close(penalty, torch.tensor([math.log(3.0) - 1.5, math.log(3.0) - 1.0]))
+
+
+def test_the_discrete_cql_penalty_is_the_log_sum_exp_of_the_allowed_actions_less_the_data_value():
+    q = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 5.0]])
+    action = torch.tensor([0, 1])
+    both = (math.log(math.e + math.e ** 2 + math.e ** 3) - 1.0 + math.log(2 + math.e ** 5) - 0.0) / 2
+    assert float(discrete_cql_penalty(q, action)) == pytest.approx(both)
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])  # the second state may not take action 2
+    assert float(discrete_cql_penalty(q, action, mask)) == pytest.approx(
+        (math.log(math.e + math.e ** 2 + math.e ** 3) - 1.0 + math.log(2.0)) / 2)

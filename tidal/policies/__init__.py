@@ -4,6 +4,7 @@ from tidal.policies.base import Policy
 from tidal.policies.bc import BCPolicy
 from tidal.policies.cql import CQLOnlinePolicy, CQLPolicy
 from tidal.policies.crossq import CrossQPolicy
+from tidal.policies.discrete_cql import DiscreteCQLPolicy
 from tidal.policies.discrete_sac import DiscreteSACPolicy
 from tidal.policies.dqn import DQNPolicy
 from tidal.policies.iql import IQLOnlinePolicy, IQLPolicy
@@ -21,6 +22,6 @@ from tidal.policies.taac import TAACPolicy, TaacLPolicy, TaacQPolicy
 from tidal.policies.td3 import DDPGPolicy, TD3Policy
 from tidal.policies.td3_bc import TD3BCPolicy
 
-__all__ = ['A2CPolicy', 'BCPolicy', 'CQLOnlinePolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteSACPolicy', 'IQLOnlinePolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
+__all__ = ['A2CPolicy', 'BCPolicy', 'CQLOnlinePolicy', 'CQLPolicy', 'CrossQPolicy', 'DDPGPolicy', 'DQNPolicy', 'DiscreteCQLPolicy', 'DiscreteSACPolicy', 'IQLOnlinePolicy', 'IQLPolicy', 'MuZeroPolicy', 'MuZeroReprPolicy', 'PPGPolicy',
            'PPOPolicy', 'Policy', 'ReBRACPolicy', 'SACPolicy', 'SACVPolicy', 'SQILPolicy', 'SQILSACPolicy', 'SQLPolicy', 'TAACPolicy',
            'TD3BCPolicy', 'TD3Policy', 'TaacLPolicy', 'TaacQPolicy']

@@ -98,9 +98,13 @@ class DQNPolicy(Policy):
         return LearnPlan([stage], after=self._update_target)
 
     def _q_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """(Q(s, a) - y)^2 with y = R + gamma^n (1 - terminated) V(s'), V the bootstrap's value (`_next_value`)."""
         observation, _ = split_action_mask(batch['obs'])
-        q = gather_action(self._model(observation), batch['action'])
+        return self._td_loss(batch, self._model(observation))
+
+    def _td_loss(self, batch: dict[str, Any], q_all: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """(Q(s, a) - y)^2 with y = R + gamma^n (1 - terminated) V(s'), V the bootstrap's value (`_next_value`);
+        `q_all` [B, A] are the network's values of every action at s."""
+        q = gather_action(q_all, batch['action'])
         with torch.no_grad():
             reward, discount = td_reward(batch, self._gamma)
             target = td_target(reward, self._next_value(*split_action_mask(batch['next_obs'])),

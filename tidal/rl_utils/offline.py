@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 
@@ -41,6 +42,13 @@ def cql_penalty(q_sampled: torch.Tensor, log_density: torch.Tensor, q_data: torc
     [M, B] their proposals' log densities, `q_data` [E, B]; returns [E]."""
     soft_max = temperature * torch.logsumexp((q_sampled - log_density) / temperature, dim=1)
     return (soft_max - q_data).mean(dim=-1)
+
+
+def discrete_cql_penalty(q: torch.Tensor, action: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """CQL(H)'s regulariser for discrete actions (Kumar et al. 2020, eq. 4, its log-sum-exp exact): the batch mean of
+    logsumexp_a Q(s, a) - Q(s, a_data), over the actions `mask` allows (1 = allowed; None: all). `q` is [B, A]."""
+    allowed = q if mask is None else q.masked_fill(~mask.bool(), float('-inf'))
+    return (torch.logsumexp(allowed, dim=-1) - q.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)).mean()
 
 
 def rebrac_actor_loss(q: torch.Tensor, action: torch.Tensor, data_action: torch.Tensor, bc_coef: float,

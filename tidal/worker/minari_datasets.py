@@ -173,7 +173,8 @@ def _open(source: str, key: str) -> Any:
     except FileNotFoundError:
         raise CheckpointError(f"{key}: '{source}' is neither a demonstration file (.npz), a Minari dataset folder "
                               f"nor a Minari dataset id under Minari's root '{get_dataset_path()}' "
-                              f"(MINARI_DATASETS_PATH)") from None
+                              f"(MINARI_DATASETS_PATH): download a Minari dataset with minari download ID, or build a "
+                              f"D4RL-like suite of your own with tidal build-datasets") from None
     except ValueError as err:  # a folder that is not a dataset, a dataset of an unsupported version
         raise CheckpointError(f"{key}: Minari cannot read '{source}': {one_line(err)}") from None
 

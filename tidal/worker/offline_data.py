@@ -49,16 +49,11 @@ class OfflineDataset:
 
 
 def check_dataset_keys(cfg: Mapping[str, Any]) -> None:
-    """Refuse a reward_norm or a train_epoch that means nothing, in one line naming the key."""
-    policy = cfg['policy']
-    how = policy['collect'].get('reward_norm', 'none')
+    """Refuse a reward_norm tidal does not have, in one line naming the key."""
+    how = cfg['policy']['collect'].get('reward_norm', 'none')
     if how not in REWARD_NORMS:
         raise ConfigError(f"policy.collect.reward_norm is {how!r}: one of "
                           f"{', '.join(f'{name!r} ({what})' for name, what in REWARD_NORMS.items())}")
-    epochs = policy['learn'].get('train_epoch')
-    if epochs is not None and (not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1):
-        raise ConfigError(f'policy.learn.train_epoch must be an int >= 1 (passes over the dataset) or None, got '
-                          f'{epochs!r}')
 
 
 def load_offline_dataset(cfg: EasyDict) -> OfflineDataset:

@@ -20,7 +20,7 @@ PPO_FAMILY = ('ppo', 'ppg')
 DDPG_FAMILY = ('ddpg', 'td3')
 DQN_FAMILY = ('dqn', 'sql', 'sqil')
 #: The policies that learn from a dataset (DI-engine's serial_offline and serial_bc entries).
-OFFLINE_FAMILY = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac')
+OFFLINE_FAMILY = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac', 'discrete_cql')
 #: The policies whose DI-engine models (QAC, DiscreteQAC, VAC, PPG) take DI-engine's actor/critic head layout.
 LAYOUT_FAMILY = (*SAC_FAMILY, *DDPG_FAMILY, *PPO_FAMILY, 'a2c')
 
@@ -90,7 +90,7 @@ MUJOCO_OBS = {'Ant': (111, "Ant-v3's 111 observations hold the world body's cont
 MPE_IDS = {'simple_spread_v2': 'mpe2.simple_spread_v3', 'simple_spread_v3': 'mpe2.simple_spread_v3'}
 
 #: DI-engine policy types tidal does not have -> what differs and what to run instead.
-_OFFLINE_INSTEAD = "tidal's offline policies are bc, td3_bc, iql, cql and rebrac"
+_OFFLINE_INSTEAD = "tidal's offline policies are bc, td3_bc, iql, cql, rebrac and discrete_cql"
 POLICY_TYPES_REFUSED = {
     'ppg_offpolicy': "DI-engine's off-policy PPG replays the policy phase from a buffer; tidal's PPG is on-policy: "
                      "set create_config.policy.type='ppg' and run it with tidal -m serial_onpolicy",
@@ -274,6 +274,12 @@ def _lagrange(value: Any, main: dict) -> Optional[dict]:
     return {}
 
 
+def _refuse_quantiles(value: Any, main: dict) -> Optional[dict]:
+    raise ConfigError(f"config key 'policy.model.num_quantiles' is {value!r}: DI-engine's discrete CQL learns QR-DQN's "
+                      f"quantiles; tidal's discrete_cql learns DQN's expected values (remove num_quantiles and "
+                      f"learn.kappa to run it)")
+
+
 def _bc_optimizer(value: Any, main: dict) -> Optional[dict]:
     names = {'SGD': 'sgd', 'Adam': 'adam'}
     if value not in names:
@@ -334,8 +340,11 @@ KEY_RULES: tuple[KeyRule, ...] = (
     KeyRule('policy.learn.beta', 'convert', 'policy.learn.beta', "DI-engine's IQL weighs by exp(A / beta), tidal's "
                                                                  "(as the paper) by exp(beta A): 1 / beta",
             _iql_beta, ('iql',), ding_only=True),
+    KeyRule('policy.model.num_quantiles', 'convert', '', "refused: DI-engine's discrete CQL learns QR-DQN's "
+                                                         "quantiles, tidal's DQN's expected values",
+            _refuse_quantiles, ('discrete_cql',)),
     KeyRule('policy.learn.min_q_weight', 'rename', 'policy.learn.cql_weight', "the weight of CQL's penalty",
-            policies=('cql',)),
+            policies=('cql', 'discrete_cql')),
     KeyRule('policy.learn.num_actions', 'rename', 'policy.learn.num_action_samples', "actions sampled per state and "
                                                                                     "proposal for CQL's log-sum-exp",
             policies=('cql',)),

@@ -20,13 +20,15 @@ from tidal.base.feed import FeedSpec, Trainer
 from tidal.base.modes import PolicyViews
 from tidal.registry import FEED_REGISTRY
 from tidal.worker.feeds.common import Feed
+from tidal.worker.feeds.nstep import extend_to_nstep
 from tidal.worker.offline_data import DATA_KEY, OfflineDataset, as_tensors, check_dataset_keys, load_offline_dataset
 from tidal.worker.replay_buffer import ReplayBuffer
 
 
 @FEED_REGISTRY.register('offline')
 class OfflineFeed(Feed):
-    """One update per step, on a batch drawn uniformly from the dataset."""
+    """One update per step, on a batch drawn uniformly from the dataset (n-step windows inside its episodes where
+    the policy's `nstep` asks)."""
 
     name = 'offline'
     # a step reads nothing back from its update: a seed group makes its seeds' updates together, stacked
@@ -38,9 +40,6 @@ class OfflineFeed(Feed):
         policy = cfg['policy']
         if policy.get('priority'):
             raise ConfigError('policy.priority: an offline run samples its dataset uniformly; set priority=False')
-        if policy.get('nstep', 1) > 1:
-            raise ConfigError(f"policy.nstep: an offline run learns from single transitions, but policy.nstep is "
-                              f"{policy['nstep']}; set nstep=1")
         check_dataset_keys(cfg)
 
     @classmethod
@@ -52,6 +51,7 @@ class OfflineFeed(Feed):
         self.learner = learner
         self.batch_size = cfg.policy.learn.batch_size
         self.train_epoch: Optional[int] = cfg.policy.learn.get('train_epoch')
+        self.nstep = cfg.policy.get('nstep', 1)  # n-step windows (the policies that read them declare the key)
         self.data: OfflineDataset = load_offline_dataset(cfg)
         columns = as_tensors(self.data.columns)
         self.buffer = ReplayBuffer(self.data.size, device=views.device, seed=cfg.seed)
@@ -73,7 +73,10 @@ class OfflineFeed(Feed):
         return True
 
     def step(self, env_budget: Optional[int]) -> None:
-        self.learner.train(self.buffer.sample(self.batch_size))
+        batch = self.buffer.sample(self.batch_size)
+        if self.nstep > 1:  # the dataset's episodes lie end to end, one row after another
+            batch = extend_to_nstep(self.buffer, batch, self.nstep, stride=1)
+        self.learner.train(batch)
 
     def state_dict(self) -> dict[str, Any]:
         return {'sampler': self.buffer.sampling_state(), 'transitions': len(self.buffer)}
