@@ -28,7 +28,7 @@ from tidal.entry.pipelines import train
 from tidal.entry.result import read_eval_rows
 from tidal.entry.setup import ConfigInput, load_config
 from tidal.worker.builders import build_policy, configure_torch, set_seed
-from tidal.worker.checkpoint import load_policy_checkpoint
+from tidal.worker.checkpoint import load_checkpoint, load_policy_checkpoint
 from tidal.worker.expert_demos import record_episodes, returns_summary
 from tidal.worker.offline_data import replay_episodes
 
@@ -127,7 +127,10 @@ def _record(cfg: Any, run_dir: Optional[Path], transitions: int, seed: int, what
     set_seed(seed)
     policy = build_policy(cfg, enable_field=('collect', 'eval'))
     if run_dir is not None:
-        load_policy_checkpoint(policy, run_dir / 'ckpt' / 'latest.pt')
+        checkpoint = run_dir / 'ckpt' / 'latest.pt'
+        load_policy_checkpoint(policy, checkpoint)
+        # the run's exploration where it stopped (an epsilon decayed over its env steps), not a fresh one's
+        policy.collect_mode.load_state_dict(load_checkpoint(checkpoint)['collector']['policy'])
     episodes: list[dict[str, Any]] = []
     held, chunk = 0, 0
     while held < transitions:
