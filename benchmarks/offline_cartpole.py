@@ -7,8 +7,8 @@ MINARI_DATASETS_PATH; `--build` makes them: a DQN expert of at most `--expert-st
 steps, two runs at a time, one per core, and evaluate their greedy policy on the same schedule; scores are D4RL's
 normalised score with the dataset's reference returns (the DQN expert's last evaluation is 100, random actions 0).
 
-    python benchmarks/offline_cartpole.py [--build] [--levels medium medium-replay] [--seeds 0 1 2] [--steps 5000]
-        [--report-only]
+    python benchmarks/offline_cartpole.py [--build] [--levels medium-expert medium-replay expert] [--seeds 0 1 2]
+        [--steps 5000] [--report-only]
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def report(args: argparse.Namespace, jobs: dict[tuple[str, str], list[Job]]) -> 
 
 def main(argv: list[str] | None = None) -> None:
     parser = benchmark_parser(__doc__, 5000, 200)
-    parser.add_argument('--levels', nargs='+', default=['medium', 'medium-replay'])
+    parser.add_argument('--levels', nargs='+', default=['medium-expert', 'medium-replay', 'expert'])
     parser.add_argument('--eval-every', type=int, default=1000)
     parser.add_argument('--build', action='store_true', help='build the datasets first')
     parser.add_argument('--expert-steps', type=int, default=50_000)

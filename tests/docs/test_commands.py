@@ -5,7 +5,8 @@ The commands of a page section (the text under one heading) run in order in one 
 following that section would type them: a `tidal eval` finds the run its section trained. A block whose first
 line names a file (`# my.yaml`) is written into the folder first. An `$ tidal ...` example is run and the one
 line it prints is compared. Budgets shrink through command-line options only (`--max-env-step`, `--trials`,
-`--budget-env-steps`, `--episodes`, `--max-train-iter`, `build-datasets`' `--max-env-step` and `--transitions`),
+`--budget-env-steps`, `--episodes`, `--max-train-iter`, `--train-iter` of DI-engine's command form,
+`build-datasets`' `--max-env-step` and `--transitions`),
 so every other word runs as written.
 
 Skipped, each with its reason: usage synopses (placeholders such as CONFIG or [--seeds N]: each names a real
@@ -130,7 +131,10 @@ def _shrunk(args: list[str]) -> list[str]:
         args += SHORT_EVAL + SHORT_WARM_UP.get(name, [])
     elif command == 'build-datasets':  # the expert must beat random actions: SAC on Pendulum does by 5000 steps
         args = _replaced(_replaced(args, '--max-env-step', '5000'), '--transitions', '400')
-        args += ['--no-progress', '--set', 'policy.eval.evaluator.eval_freq=500', *SHORT_EVAL]
+        args += ['--no-progress', '--set', 'policy.eval.evaluator.eval_freq=500', *SHORT_EVAL,
+                 *SHORT_WARM_UP.get(args[1], [])]
+    elif command == '-m' and '--train-iter' in args:  # DI-engine's command form of an offline run
+        args = _replaced(args, '--train-iter', SHORT_TRAIN_ITER) + SHORT_EVAL + ['--no-progress']
     elif command == 'tune':
         args = _replaced(_replaced(args, '--trials', SHORT_TRIALS), '--budget-env-steps', str(SHORT_BUDGET))
     elif command == 'eval':
