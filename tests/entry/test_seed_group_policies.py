@@ -57,7 +57,7 @@ def test_a_grouped_seed_is_its_run_alone(name, demos, tmp_path):
     assert eval_rows(group.runs[0].run_dir) != rows  # seed 0 is another run
 
 
-@pytest.mark.parametrize('name', ['bc', 'td3_bc', 'iql', 'cql', 'rebrac'])
+@pytest.mark.parametrize('name', ['bc', 'td3_bc', 'iql', 'cql', 'rebrac', 'discrete_cql'])
 def test_a_grouped_offline_seed_is_its_run_alone(name, demos, tmp_path):
     """Stacked offline seeds: each seed's batches from its own sampler, its own dataset statistics, its updates
     made together with the other seed's."""

@@ -57,11 +57,12 @@ SHORT_RUNS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     'iql': ('pendulum_iql', 20, ('policy.learn.batch_size=32', *EVAL)),
     'cql': ('pendulum_cql', 20, ('policy.learn.batch_size=32', *EVAL)),
     'rebrac': ('pendulum_rebrac', 20, ('policy.learn.batch_size=32', *EVAL)),
+    'discrete_cql': ('cartpole_discrete_cql', 20, ('policy.learn.batch_size=32', *EVAL)),  # a CartPole replay
     # offline to online: from a short offline run of `demos`, that replay in their own
     'iql_online': ('pendulum_iql_online', 120, ('policy.learn.batch_size=32', *EVAL)),
     'cql_online': ('pendulum_cql_online', 120, ('policy.learn.batch_size=32', *EVAL)),
 }
-OFFLINE = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac')
+OFFLINE = ('bc', 'td3_bc', 'iql', 'cql', 'rebrac', 'discrete_cql')
 ONLINE_TWINS = ('iql_online', 'cql_online')
 
 
@@ -119,7 +120,8 @@ def short_run_overrides(name: str, demos: Path, *extra: str) -> list[str]:
     if name == 'sqil':
         found += [f'policy.collect.model_path={demos.parent / "cartpole_expert"}', 'policy.collect.expert_episodes=1']
     if name in OFFLINE or name in ONLINE_TWINS:
-        found.append(f'policy.collect.data_path={demos.parent / "expert"}')
+        source = 'cartpole_expert' if name == 'discrete_cql' else 'expert'
+        found.append(f'policy.collect.data_path={demos.parent / source}')
     if name in ONLINE_TWINS:
         found.append(f'policy.learn.init_checkpoint={demos.parent / name.removesuffix("_online")}')
     return found
