@@ -20,6 +20,8 @@ Outputs in `benchmarks/results/seed_group/` (`seed_group_<config>/` for another 
     python benchmarks/seed_group.py [--config cartpole_ppo] [--seeds 8] [--steps 20480] [--report-only]
     python benchmarks/seed_group.py --config pendulum_sac --seeds 8 --steps 5000
     python benchmarks/seed_group.py --sides grouped    # one side again, beside the others of walls.json
+    python benchmarks/seed_group.py --config hopper_td3_bc --train-iter 2000 \
+        --set policy.collect.data_path=mujoco/hopper/medium-v0    # an offline config: its budget in updates
 """
 import argparse
 import json
@@ -29,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command, tidal_train_command
+from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command
 from report import plot_curves, seed_summary
 
 OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
@@ -49,6 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--config', default='cartpole_ppo', help='zoo config of both sides')
     parser.add_argument('--seeds', type=int, default=8)
     parser.add_argument('--steps', type=int, default=20480, help='env steps per seed')
+    parser.add_argument('--train-iter', type=int, help="gradient steps per seed instead (an offline config's budget)")
+    parser.add_argument('--set', dest='extra_sets', action='append', default=[], metavar='KEY=VALUE',
+                        help='a config override of both sides (an offline config\'s dataset, say); repeatable')
     parser.add_argument('--out', type=Path, help='results folder (default: results/seed_group[_CONFIG])')
     parser.add_argument('--report-only', action='store_true', help='rebuild the report from finished runs')
     parser.add_argument('--sides', nargs='+', choices=SIDES, default=None,
@@ -61,15 +66,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def group_command(config: str, seeds: int, steps: int, run_dir: Path, processes: int, threads: int,
+def budget(args: argparse.Namespace) -> tuple[str, int]:
+    """(option, value) of each run's budget: env steps, or an offline config's gradient steps."""
+    return ('--max-train-iter', args.train_iter) if args.train_iter else ('--max-env-step', args.steps)
+
+
+def group_command(args: argparse.Namespace, run_dir: Path, processes: int, threads: int,
                   extra: tuple[str, ...] = ()) -> list[str]:
     """A grouped side: `processes` processes (0: the group's choice), `threads` torch threads each (the config's
     `torch_threads`, 1 by default, would override the thread count of the environment)."""
-    cmd = [*TIDAL_CMD, 'train', config, '--seeds', str(seeds), '--max-env-step', str(steps),
+    option, value = budget(args)
+    cmd = [*TIDAL_CMD, 'train', args.config, '--seeds', str(args.seeds), option, str(value),
            '--exp-name', display_path(run_dir), '--no-progress', '--set', f'torch_threads={threads}']
     if processes:
         cmd += ['--processes', str(processes)]
-    for item in (*OVERRIDES, *extra):
+    for item in (*OVERRIDES, *args.extra_sets, *extra):
+        cmd += ['--set', item]
+    return cmd
+
+
+def separate_command(args: argparse.Namespace, seed: int, run_dir: Path) -> list[str]:
+    option, value = budget(args)
+    cmd = [*TIDAL_CMD, 'train', args.config, '-s', str(seed), option, str(value), '--exp-name', display_path(run_dir)]
+    for item in (*OVERRIDES, *args.extra_sets):
         cmd += ['--set', item]
     return cmd
 
@@ -90,8 +109,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     walls = json.loads(walls_file.read_text()) if again else {}
     args.sides = args.sides or list(DEFAULT_SIDES)
     if 'separate' in args.sides:
-        separate = [Job(f'seed {seed}', tidal_train_command(args.config, seed, args.steps,
-                                                            args.out / 'runs' / 'separate' / f'seed_{seed}', OVERRIDES),
+        separate = [Job(f'seed {seed}', separate_command(args, seed, args.out / 'runs' / 'separate' / f'seed_{seed}'),
                         args.out / 'runs' / 'separate' / f'seed_{seed}') for seed in range(args.seeds)]
         walls['separate'] = timed(f'{args.seeds} processes, two at a time, one core each',
                                   [separate[0::2], separate[1::2]], threads=1)
@@ -99,8 +117,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
         if side not in args.sides:
             continue
         run_dir = args.out / 'runs' / side
-        job = Job(f'--seeds {args.seeds}', group_command(args.config, args.seeds, args.steps, run_dir, processes,
-                                                         threads, extra), run_dir)
+        job = Job(f'--seeds {args.seeds}', group_command(args, run_dir, processes, threads, extra), run_dir)
         # not pinned: the group's processes spread over the cores themselves
         walls[side] = timed(f'--seeds {args.seeds}, {label}', [[job]], threads=threads, pin=False)
     walls_file.write_text(json.dumps(walls, indent=2) + '\n')
@@ -116,21 +133,24 @@ def side_runs(out: Path, side: str, seeds: int) -> list[dict]:
     return runs
 
 
-def equal_until(evals: list[dict], reference: list[dict]) -> int:
-    """The last env step up to which two runs' eval returns agree to 1e-6 (relative): the same run until then,
-    up to the last bits of a stacked matmul's continuous actions."""
+def equal_until(evals: list[dict], reference: list[dict], clock: str) -> int:
+    """The last env step (or train iteration, `clock`) up to which two runs' eval returns agree to 1e-6 (relative):
+    the same run until then, up to the last bits of a stacked matmul's continuous actions."""
     last = -1
     for row, other in zip(evals, reference):
         if not math.isclose(row['return_mean'], other['return_mean'], rel_tol=RETURN_RTOL):
             break
-        last = row['env_step']
+        last = row[clock]
     return last
 
 
 def report(args: argparse.Namespace) -> None:
     walls = json.loads((args.out / 'walls.json').read_text())
     sides = {side: side_runs(args.out, side, args.seeds) for side in SIDES if side in walls}
-    results = {'config': args.config, 'seeds': args.seeds, 'steps': args.steps, 'sides': {}}
+    option, value = budget(args)
+    clock = 'train_iter' if args.train_iter else 'env_step'
+    results = {'config': args.config, 'seeds': args.seeds, 'budget': {option: value}, 'overrides': args.extra_sets,
+               'sides': {}}
     for side, runs in sides.items():
         env_steps = sum(run['summary']['env_step'] for run in runs)
         updates = sum(run['summary']['train_iter'] for run in runs)
@@ -138,7 +158,7 @@ def report(args: argparse.Namespace) -> None:
         results['sides'][side] = {
             'wall_s': walls[side], 'env_steps_per_s': env_steps / walls[side], 'updates_per_s': updates / walls[side],
             'final_return': seed_summary(finals), 'finals': finals,
-            'equal_evals_until': [equal_until(run['evals'], separate['evals'])
+            'equal_evals_until': [equal_until(run['evals'], separate['evals'], clock)
                                   for run, separate in zip(runs, sides['separate'])]}
     base = results['sides']['separate']['wall_s']
     for side in results['sides'].values():
@@ -154,7 +174,7 @@ def report(args: argparse.Namespace) -> None:
         until = statistics.median(row['equal_evals_until'])
         lines.append(f"| {labels[side]} | {row['wall_s']:.0f} s | {row['env_steps_per_s']:.0f} | "
                      f"{row['updates_per_s']:.0f} | {row['throughput_vs_separate']:.2f}x | {final['median']:.1f}, "
-                     f"{final['iqm']:.1f} [{low:.1f}, {high:.1f}] | {until:.0f} env steps |")
+                     f"{final['iqm']:.1f} [{low:.1f}, {high:.1f}] | {until:.0f} {clock.replace('_', ' ')}s |")
     (args.out / 'table.md').write_text('\n'.join(lines) + '\n')
     plot_curves({labels[side]: runs for side, runs in sides.items()}, args.out / 'curves.png',
                 f'{args.config}, {args.seeds} seeds: grouped vs separate')

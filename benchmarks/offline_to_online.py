@@ -1,0 +1,95 @@
+"""Offline to online on Hopper-v5: IQL learnt from the medium dataset, then going on online, against SAC from scratch.
+
+For each seed, `hopper_iql` first learns offline from `mujoco/hopper/medium-v0` (the dataset `offline_hopper.py
+--build` builds) for `--offline-steps` gradient steps, two seeds at a time. Then `hopper_iql_online` goes on from
+its checkpoint, the dataset in its replay, one update per env step and no random warm-up, side by side with
+`hopper_sac` (SB3 zoo's settings, 10k random warm-up steps) starting from nothing, one per core, for the same
+`--steps` env steps; both evaluate their deterministic policy on the same env-step schedule.
+
+    python benchmarks/offline_to_online.py [--seeds 0 1 2] [--steps 30000] [--offline-steps 5000] [--report-only]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+from common import (TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run, run_batch,
+                    run_pairs_then_rest, shown_command)
+from offline_hopper import DATASETS
+from report import arms_report
+
+LABELS = {'iql_online': 'IQL offline, then online', 'sac': 'SAC from scratch'}
+DATASET = 'mujoco/hopper/medium-v0'
+
+
+def evaluations(every: int) -> list[str]:
+    """Both arms evaluate every `every` env steps and never by train iterations."""
+    return ['--set', 'policy.eval.evaluator.eval_freq=1000000000',
+            '--set', f'policy.eval.evaluator.eval_freq_env_steps={every}']
+
+
+def offline_jobs(args: argparse.Namespace) -> list[Job]:
+    runs = args.out / 'runs'
+    return [Job(f'iql offline seed {seed}',
+                [*TIDAL_CMD, 'train', 'hopper_iql', '-s', str(seed), '--max-train-iter', str(args.offline_steps),
+                 '--exp-name', display_path(runs / f'iql_offline_seed{seed}'), '--no-progress',
+                 '--set', f'policy.collect.data_path={DATASET}', '--set', 'env.stop_value=null'],
+                runs / f'iql_offline_seed{seed}') for seed in args.seeds]
+
+
+def online_jobs(args: argparse.Namespace) -> dict[int, dict[str, Job]]:
+    runs, found = args.out / 'runs', {}
+    for index, seed in enumerate(args.seeds):
+        common = ['-s', str(seed), '--max-env-step', str(args.steps), '--no-progress', '--set', 'env.stop_value=null',
+                  *evaluations(args.eval_every)]
+        found[index] = {
+            'iql_online': Job(f'iql online seed {seed}',
+                              [*TIDAL_CMD, 'train', 'hopper_iql_online', *common,
+                               '--exp-name', display_path(runs / f'iql_online_seed{seed}'),
+                               '--set', f'policy.collect.data_path={DATASET}',
+                               '--set', f'policy.learn.init_checkpoint={display_path(runs / f"iql_offline_seed{seed}")}'],
+                              runs / f'iql_online_seed{seed}'),
+            'sac': Job(f'sac seed {seed}', [*TIDAL_CMD, 'train', 'hopper_sac', *common,
+                                            '--exp-name', display_path(runs / f'sac_seed{seed}')],
+                       runs / f'sac_seed{seed}')}
+    return found
+
+
+def report(args: argparse.Namespace, offline: list[Job], online: dict[int, dict[str, Job]]) -> str:
+    runs = {arm: [read_run(pair[arm].run_dir) for pair in online.values()] for arm in LABELS}
+    offline_returns = [read_run(job.run_dir)['evals'][-1]['return_mean'] for job in offline]
+    text = arms_report(args.out, f'Hopper-v5: IQL from {DATASET} ({args.offline_steps} gradient steps) going on '
+                                 f'online, against SAC from scratch', LABELS, runs, args.steps,
+                       {'benchmark': 'offline_to_online', 'seeds': args.seeds, 'dataset': DATASET,
+                        'offline_steps': args.offline_steps, 'offline_final_returns': offline_returns,
+                        'commands': {'iql_offline': shown_command(offline[0].cmd, 1),
+                                     **{arm: shown_command(online[0][arm].cmd, 1) for arm in LABELS}}})
+    ratios = [iql['summary']['wall_time'] / sac['summary']['wall_time']
+              for iql, sac in zip(runs['iql_online'], runs['sac'])]
+    text += (f'\nIQL offline, final return before going online: median {statistics.median(offline_returns):.1f} '
+             f'({", ".join(f"{value:.1f}" for value in offline_returns)}).\n'
+             f'Online wall clock, IQL over SAC side by side: {", ".join(f"{ratio:.2f}" for ratio in ratios)}.\n')
+    (args.out / 'table.md').write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = benchmark_parser(__doc__, 30_000, 1000)
+    parser.add_argument('--offline-steps', type=int, default=5000)
+    parser.add_argument('--eval-every', type=int, default=2500)
+    args = benchmark_args(parser, argv, 'offline_to_online')
+    if args.quick:
+        args.offline_steps, args.eval_every = 50, 500
+    os.environ['MINARI_DATASETS_PATH'] = str(DATASETS)
+    offline, online = offline_jobs(args), online_jobs(args)
+    if not args.report_only:
+        for start in range(0, len(offline), 2):
+            run_batch('iql offline', offline[start:start + 2], threads=1)
+        run_pairs_then_rest(online, tuple(LABELS))
+    print(report(args, offline, online))
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
