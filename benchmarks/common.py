@@ -267,9 +267,13 @@ def run_pairs_then_rest(jobs: dict[int, dict[str, Job]], pair: tuple[str, str], 
     for seed, arms in jobs.items():
         run_batch(f'{label}seed {seed}: {pair[0]} and {pair[1]}', [arms[pair[0]], arms[pair[1]]], threads=1)
     if rest is not None:
-        others = [arms[rest] for arms in jobs.values()]
-        for start in range(0, len(others), 2):
-            run_batch(f'{label}{rest}', others[start:start + 2], threads=1)
+        run_in_twos(f'{label}{rest}', [arms[rest] for arms in jobs.values()])
+
+
+def run_in_twos(title: str, jobs: list[Job]) -> None:
+    """`jobs` two at a time, one per core and one torch thread each, in their order."""
+    for start in range(0, len(jobs), 2):
+        run_batch(title, jobs[start:start + 2], threads=1)
 
 
 def run_together(jobs: list[Job], threads: int, pin: bool = True, poll_s: float = 30.0) -> None:

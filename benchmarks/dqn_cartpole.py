@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common import (BENCH_DIR, Job, benchmark_args, benchmark_parser, display_path, ensure_sb3_venv, read_run,
-                    run_batch, run_pairs_then_rest, shown_command, tidal_train_command)
+                    run_in_twos, run_pairs_then_rest, shown_command, tidal_train_command)
 from report import arms_report
 from sac_pendulum import versions
 
@@ -114,9 +114,7 @@ def run_task(task: Task, default_steps: int, argv: list[str] | None, doc: str) -
     if args.report_only:
         pass
     elif args.arm is not None:  # two at a time, as the full arms run after the pairs
-        arm_jobs = [jobs[seed][args.arm] for seed in args.seeds]
-        for start in range(0, len(arm_jobs), 2):
-            run_batch(args.arm, arm_jobs[start:start + 2], threads=1)
+        run_in_twos(args.arm, [jobs[seed][args.arm] for seed in args.seeds])
     else:
         run_pairs_then_rest(jobs, ('tidal', 'sb3'), rest='full')
     print(report(task, args, jobs))

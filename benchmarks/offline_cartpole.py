@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run,
-                    run_batch, shown_command)
+                    run_in_twos, shown_command)
 from offline_hopper import scored
 from report import arms_report
 
@@ -94,9 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ['MINARI_DATASETS_PATH'] = str(DATASETS)
     jobs = jobs_of(args)
     if not args.report_only:
-        every = [job for seeds in jobs.values() for job in seeds]
-        for start in range(0, len(every), 2):
-            run_batch('tidal', every[start:start + 2], threads=1)
+        run_in_twos('tidal', [job for seeds in jobs.values() for job in seeds])
     print(report(args, jobs))
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path,
-                    ensure_d3rlpy_venv, read_run, run_batch, run_pairs_then_rest, shown_command)
+                    ensure_d3rlpy_venv, read_run, run_in_twos, run_pairs_then_rest, shown_command)
 from report import arms_report
 
 ENV_ID = 'Hopper-v5'
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.tidal_only:
         jobs = jobs_of(args, Path(sys.executable))
         if not args.report_only:
-            run_tidal_alone(jobs)
+            run_in_twos('tidal', [arms['tidal'] for arms in jobs.values()])
         print(report_tidal(args, jobs, data))
         return
     python = ensure_d3rlpy_venv()
@@ -154,13 +154,6 @@ def main(argv: list[str] | None = None) -> None:
     if not args.report_only:
         run_pairs_then_rest(jobs, ('tidal', 'd3rlpy'))
     print(report(args, jobs, data))
-
-
-def run_tidal_alone(jobs: dict[int, dict[str, Job]]) -> None:
-    """tidal's runs two at a time, one per core."""
-    tidal = [arms['tidal'] for arms in jobs.values()]
-    for start in range(0, len(tidal), 2):
-        run_batch('tidal', tidal[start:start + 2], threads=1)
 
 
 def report_tidal(args: argparse.Namespace, jobs: dict[int, dict[str, Job]], data: dict[str, dict]) -> str:

@@ -15,7 +15,7 @@ import os
 import statistics
 import sys
 
-from common import (TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run, run_batch,
+from common import (TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run, run_in_twos,
                     run_pairs_then_rest, shown_command)
 from offline_hopper import DATASETS
 from report import arms_report
@@ -85,9 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ['MINARI_DATASETS_PATH'] = str(DATASETS)
     offline, online = offline_jobs(args), online_jobs(args)
     if not args.report_only:
-        for start in range(0, len(offline), 2):
-            run_batch('iql offline', offline[start:start + 2], threads=1)
-        run_pairs_then_rest(online, tuple(LABELS))
+        run_in_twos('iql offline', offline)
+        run_pairs_then_rest(online, ('iql_online', 'sac'))
     print(report(args, offline, online))
 
 
