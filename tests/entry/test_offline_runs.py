@@ -252,3 +252,34 @@ def test_iql_goes_on_online_from_its_offline_checkpoint_with_the_dataset_in_its_
                  'policy.learn.init_checkpoint=', '--set', 'policy.collect.data_path=source', *OFFLINE]) == 2
     assert capsys.readouterr().err == ("tidal: error: policy 'iql_online' goes on from an offline run: set "
                                        "policy.learn.init_checkpoint to its run folder or checkpoint\n")
+
+
+def test_offline_nstep_windows_stay_inside_the_datasets_episodes(tmp_path):
+    """policy.nstep offline: each sampled row's window runs over the next rows of its own episode and stops at its
+    end (two episodes of 3 and 2 steps, rewards 1 2 3 | 10 20)."""
+    from tidal.config.layered import load_layered
+    from tidal.worker.builders import build_policy
+    from tidal.worker.feeds.offline import OfflineFeed
+    rewards = [[1.0, 2.0, 3.0], [10.0, 20.0]]
+    episodes = [{'obs': torch.zeros(len(r), 3), 'action': torch.zeros(len(r), 1), 'reward': torch.tensor(r),
+                 'next_obs': torch.zeros(len(r), 3), 'terminated': torch.tensor([False] * (len(r) - 1) + [True]),
+                 'truncated': torch.zeros(len(r), dtype=torch.bool)} for r in rewards]
+    save_demos(tmp_path / 'demos.npz', episodes, dict(env_id='Pendulum-v1', obs_shape=3, action_shape=1,
+                                                      episode_lengths=[3, 2]))
+    cfg = load_layered('pendulum_td3_bc', 0, [f'policy.collect.data_path={tmp_path / "demos.npz"}', 'policy.nstep=3',
+                                              'policy.learn.batch_size=64']).cfg
+    batches = []
+
+    class Keep:
+        def train(self, batch):
+            batches.append(batch)
+
+    feed = OfflineFeed(cfg, build_policy(cfg).views(), None, Keep())
+    feed.step(None)
+    batch = batches[0]
+    windows = {int(index): (row.tolist(), int(length)) for index, row, length in
+               zip(batch['index'], batch['nstep_reward'], batch['nstep_len'])}
+    expected = {0: ([1.0, 2.0, 3.0], 3), 1: ([2.0, 3.0, 0.0], 2), 2: ([3.0, 0.0, 0.0], 1), 3: ([10.0, 20.0, 0.0], 2),
+                4: ([20.0, 0.0, 0.0], 1)}
+    assert windows and all(windows[index] == expected[index] for index in windows)
+    assert set(windows) == set(expected)  # 64 draws of 5 rows
