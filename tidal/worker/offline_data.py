@@ -103,7 +103,8 @@ def _from_ding_hdf5(source: Path, cfg: EasyDict) -> OfflineDataset:
     """DI-engine's hdf5 transitions: one row per transition, its `done` the termination (DI-engine's files keep no
     truncation: `policy.learn.ignore_done` bootstraps through every end, as DI-engine's Pendulum configs do). An
     episode ends where its `done` is set or the next row does not start from its next observation; the last row
-    ends one."""
+    ends one. Actions are taken as DI-engine's policy wrote them: in [-1, 1] under its act_scale, the units of
+    tidal's policies with env.normalize_action."""
     if not source.is_file():
         raise ConfigError(f"{DATA_KEY}: DI-engine hdf5 file '{cfg.policy.collect.data_path}' does not exist")
     if importlib.util.find_spec('h5py') is None:
