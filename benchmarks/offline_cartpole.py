@@ -20,7 +20,7 @@ import sys
 
 from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run,
                     run_in_twos, shown_command)
-from offline_hopper import scored
+from offline_hopper import OFFLINE_AXES, scored
 from report import arms_report
 
 PREFIX = 'tidal/cartpole'
@@ -68,7 +68,8 @@ def report(args: argparse.Namespace, jobs: dict[tuple[str, str], list[Job]]) -> 
         arms_report(args.out / level, f'{PREFIX}/{level}-v0 (normalised score)', {arm: arm for arm in ALGOS}, runs,
                     args.steps, {'benchmark': f'offline_cartpole_{level}', 'dataset': f'{PREFIX}/{level}-v0',
                                  'reference_returns': [low, high], 'transitions': transitions, 'seeds': args.seeds,
-                                 'commands': {arm: shown_command(jobs[level, arm][0].cmd, 1) for arm in ALGOS}})
+                                 'commands': {arm: shown_command(jobs[level, arm][0].cmd, 1) for arm in ALGOS}},
+                    axes=OFFLINE_AXES)
         for arm in ALGOS:
             finals = [run['evals'][-1]['return_mean'] for run in runs[arm]]
             wall = statistics.median(run['summary']['wall_time'] for run in runs[arm])

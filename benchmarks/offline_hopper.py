@@ -28,6 +28,9 @@ from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchm
                     ensure_d3rlpy_venv, read_run, run_in_twos, run_pairs_then_rest, shown_command)
 from report import arms_report
 
+#: The curves' axes of an offline run: its gradient steps, its normalised score.
+OFFLINE_AXES = ('gradient steps', 'normalised score (deterministic)')
+
 ENV_ID = 'Hopper-v5'
 PREFIX = 'mujoco/hopper'
 LIBRARIES = {'tidal': 'tidal', 'd3rlpy': 'd3rlpy 2.8.1'}
@@ -109,7 +112,7 @@ def report(args: argparse.Namespace, jobs: dict[int, dict[str, Job]], data: dict
                        'dataset_info': data[level], 'seeds': args.seeds,
                        'commands': {side: shown_command(picked[0][side].cmd, 1) for side in LIBRARIES}}
             arms_report(args.out / level / algo, f'{algo} on {PREFIX}/{level}-v0 (normalised score)', LIBRARIES, runs,
-                        args.steps, results)
+                        args.steps, results, axes=OFFLINE_AXES)
             finals = {side: [run['evals'][-1]['return_mean'] for run in runs[side]] for side in LIBRARIES}
             ratios = [t['summary']['wall_time'] / d['summary']['wall_time'] for t, d in zip(runs['tidal'], runs['d3rlpy'])]
             summary[f'{level}/{algo}'] = {'finals': finals, 'wall_clock_ratios': ratios}
@@ -169,7 +172,7 @@ def report_tidal(args: argparse.Namespace, jobs: dict[int, dict[str, Job]], data
                         {'tidal': 'tidal'}, {'tidal': runs}, args.steps,
                         {'benchmark': f'offline_hopper_{level}_{algo}', 'dataset': f'{PREFIX}/{level}-v0',
                          'dataset_info': data[level], 'seeds': args.seeds,
-                         'commands': {'tidal': shown_command(picked[0].cmd, 1)}})
+                         'commands': {'tidal': shown_command(picked[0].cmd, 1)}}, axes=OFFLINE_AXES)
             finals = [run['evals'][-1]['return_mean'] for run in runs]
             wall = statistics.median(run['summary']['wall_time'] for run in runs)
             lines.append(f'| {level} | {algo} | {statistics.median(finals):.1f} ({min(finals):.1f} to '

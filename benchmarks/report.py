@@ -77,9 +77,10 @@ def median_band(runs: list[dict]) -> tuple[list[int], list[float], list[float], 
 
 def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
                 ylabel: str = 'eval return (deterministic)', references: dict[str, float] | None = None,
-                published: dict[str, dict[int, float]] | None = None) -> None:
+                published: dict[str, dict[int, float]] | None = None, xlabel: str = 'env steps') -> None:
     """One line per library (median over seeds) with a shaded min-max band; `references` are dashed levels,
-    `published` curves ({env step: return}) dotted lines cut to the env steps the runs cover."""
+    `published` curves ({env step: return}) dotted lines cut to the env steps the runs cover. `xlabel` names the
+    runs' clock (an offline run's rows carry its gradient steps as their env steps)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -96,7 +97,7 @@ def plot_curves(curves: dict[str, list[dict]], path: Path, title: str,
         points = sorted((step, value) for step, value in curve.items() if step <= last)
         ax.plot([p[0] for p in points], [p[1] for p in points], color='0.2', linestyle=':', marker='s',
                 markersize=3, label=label)
-    ax.set_xlabel('env steps')
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
@@ -181,11 +182,12 @@ def curve_mean(evals: list[dict], budget: int) -> float:
 
 
 def arms_report(out: Path, title: str, labels: dict[str, str], runs: dict[str, list[dict]], steps: int,
-                results: dict, solved: float | None = None, references: dict | None = None) -> str:
+                results: dict, solved: float | None = None, references: dict | None = None,
+                axes: tuple[str, str] = ('env steps', 'eval return (deterministic)')) -> str:
     """The outputs of a benchmark of several arms over the same seeds (`runs[arm]`, one run per seed, `labels[arm]`
     its name): curves.png, results.json (`results` plus the table, finals, wall times and, with arms 'tidal' and
     'sb3', their side-by-side wall-clock ratio per seed) and table.md, whose text it returns. `solved`: a return
-    whose env steps to reach it are tabled too."""
+    whose env steps to reach it are tabled too. `axes`: the curves' (x, y) labels."""
     marks = milestones(steps, parts=4)
     rows = {labels[arm]: library_row(runs[arm], marks) for arm in labels}
     finals = {arm: [run['evals'][-1]['return_mean'] for run in runs[arm]] for arm in labels}
@@ -193,6 +195,7 @@ def arms_report(out: Path, title: str, labels: dict[str, str], runs: dict[str, l
     seeds = results['seeds']
     plot_curves({labels[arm]: runs[arm] for arm in labels}, out / 'curves.png',
                 f'{title}\n{len(seeds)} seed(s): median, min-max band',
+                ylabel=axes[1], xlabel=axes[0],
                 references={f'solved ({solved:g})': solved} if solved is not None else references)
     results = {**results, 'steps': steps, 'table': rows, 'final_returns': finals, 'wall_time': walls,
                'runs': {arm: dict(zip(seeds, runs[arm])) for arm in labels}}
