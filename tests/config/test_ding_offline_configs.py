@@ -218,6 +218,16 @@ def test_a_d4rl_id_whose_minari_dataset_is_not_on_disk_is_refused_in_one_line(tm
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_d4rl_level_minari_does_not_publish_is_to_be_built(tmp_path, monkeypatch):
+    main_config, create_config = read_config(str(DING_CONFIGS / 'hopper_medium_td3bc_config.py'))
+    main_config['env']['env_id'] = 'halfcheetah-medium-replay-v2'
+    monkeypatch.setenv('MINARI_DATASETS_PATH', str(tmp_path))
+    with pytest.raises(Exception, match=r"'halfcheetah-medium-replay-v2' \(env.env_id\) is the Minari dataset "
+                                        r"'mujoco/halfcheetah/medium-replay-v0', .*: Minari publishes no medium-replay "
+                                        r"level of halfcheetah; build a local one \(tidal build-datasets\)"):
+        compiled(main_config, create_config)
+
+
 @pytest.mark.parametrize('name', sorted(REFUSED))
 def test_an_offline_algorithm_tidal_lacks_is_refused_in_one_line(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)

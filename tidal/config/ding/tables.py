@@ -81,6 +81,8 @@ HDF5_SUFFIXES = ('.hdf5', '.h5')
 D4RL_ENVS = {'hopper': 'Hopper', 'halfcheetah': 'HalfCheetah', 'walker2d': 'Walker2d', 'ant': 'Ant'}
 D4RL_ID = re.compile(r'(?P<env>[a-z0-9]+)-(?P<level>random|medium|expert|medium-replay|medium-expert|full-replay)'
                      r'-v[0-2]')
+#: The levels of D4RL's locomotion datasets that Minari publishes as mujoco/ENV/LEVEL-v0 (it also has 'simple').
+MINARI_PUBLISHED = ('medium', 'expert')
 MUJOCO_ID = re.compile(r'(Ant|HalfCheetah|Hopper|Humanoid|HumanoidStandup|InvertedDoublePendulum|'
                        r'InvertedPendulum|Pusher|Reacher|Swimmer|Walker2d)-v[0-4]')
 #: MuJoCo envs whose observation grew shorter since DI-engine's version: name -> (old size, why it may go).

@@ -16,8 +16,8 @@ from typing import Any, Callable
 from tidal.base.errors import ConfigError
 from tidal.config.ding.layout import ModelAccepts, policy_section, translate_model
 from tidal.config.ding.report import LEFT_OUT, DingMapping, became
-from tidal.config.ding.tables import (D4RL_ENVS, D4RL_ID, DING_DEFAULTS, ENV_TYPES, KEY_RULES, MPE_IDS, MUJOCO_ID,
-                                      MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, KeyRule)
+from tidal.config.ding.tables import (D4RL_ENVS, D4RL_ID, DING_DEFAULTS, ENV_TYPES, KEY_RULES, MINARI_PUBLISHED, MPE_IDS,
+                                      MUJOCO_ID, MUJOCO_OBS, OLD_ENV_IDS, PETTING_ZOO_KEYS, POLICY_TYPES_REFUSED, KeyRule)
 from tidal.config.tree import value_at
 
 #: Packages of DI-engine itself; import names under them are dropped (tidal never imports DI-engine).
@@ -183,9 +183,11 @@ def _d4rl_env(main: dict) -> dict:
     dataset = f"mujoco/{match['env']}/{match['level']}-v0"
     root = Path(os.environ.get('MINARI_DATASETS_PATH') or Path.home() / '.minari' / 'datasets')
     if not (root / dataset).is_dir():
+        get = (f"download it (minari download {dataset}) or build a local one (tidal build-datasets)"
+               if match['level'] in MINARI_PUBLISHED else
+               f"Minari publishes no {match['level']} level of {match['env']}; build a local one (tidal build-datasets)")
         raise ConfigError(f"D4RL dataset {given!r} (env.env_id) is the Minari dataset '{dataset}', which is not under "
-                          f"Minari's root '{root}' (MINARI_DATASETS_PATH): download it (minari download {dataset}) "
-                          f"or build a local one (tidal build-datasets)")
+                          f"Minari's root '{root}' (MINARI_DATASETS_PATH): {get}")
     _pop(main, 'policy.collect.data_path')
     done = {'env.env_id': f"{D4RL_ENVS[match['env']]}-v5", 'policy.collect.data_path': dataset}
     main['env']['env_id'] = done['env.env_id']
