@@ -62,8 +62,8 @@ def online_jobs(args: argparse.Namespace) -> dict[int, dict[str, Job]]:
 def report(args: argparse.Namespace, offline: list[Job], online: dict[int, dict[str, Job]]) -> str:
     runs = {arm: [read_run(pair[arm].run_dir) for pair in online.values()] for arm in LABELS}
     offline_returns = [read_run(job.run_dir)['evals'][-1]['return_mean'] for job in offline]
-    text = arms_report(args.out, f'Hopper-v5: IQL from {DATASET} ({args.offline_steps} gradient steps) going on '
-                                 f'online, against SAC from scratch', LABELS, runs, args.steps,
+    text = arms_report(args.out, 'Hopper-v5: IQL offline on medium, then online, vs SAC from scratch', LABELS, runs,
+                       args.steps,
                        {'benchmark': 'offline_to_online', 'seeds': args.seeds, 'dataset': DATASET,
                         'offline_steps': args.offline_steps, 'offline_final_returns': offline_returns,
                         'commands': {'iql_offline': shown_command(offline[0].cmd, 1),
