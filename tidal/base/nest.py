@@ -102,3 +102,8 @@ def to_cpu(tree: Any) -> Any:
     """Every tensor of a nest (lists and tuples too) detached and on the CPU; other leaves as they are."""
     return tree_map(lambda leaf: leaf.detach().cpu() if isinstance(leaf, torch.Tensor) else leaf, tree,
                     sequences=True)
+
+
+def shape_tuple(shape: int | Sequence[int]) -> tuple[int, ...]:
+    """A config's shape (n or [n, ...]) as a tuple."""
+    return (int(shape), ) if isinstance(shape, int) else tuple(int(size) for size in shape)

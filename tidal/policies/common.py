@@ -207,8 +207,3 @@ def sample_categorical(prob: torch.Tensor, generator: Optional[torch.Generator] 
     """One action index per row of probabilities [..., A] -> [...] (e.g. [B] or [B, agents]), drawn from
     `generator` (torch's global one when None)."""
     return torch.multinomial(prob.reshape(-1, prob.shape[-1]), 1, generator=generator).reshape(prob.shape[:-1])
-
-
-def shape_tuple(shape: int | Iterable[int]) -> tuple[int, ...]:
-    """A config's shape (n or [n, ...]) as a tuple."""
-    return (int(shape), ) if isinstance(shape, int) else tuple(int(size) for size in shape)

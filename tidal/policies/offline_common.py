@@ -7,8 +7,8 @@ from typing import Any, Optional
 
 import torch
 
+from tidal.base.nest import shape_tuple
 from tidal.policies.base import Policy
-from tidal.policies.common import shape_tuple
 from tidal.rl_utils.normalizer import FrozenNormalizer, RunningMeanStd
 
 #: Normalised observations are clipped to this many standard deviations: wide enough to keep the dataset's own

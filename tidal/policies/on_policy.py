@@ -19,10 +19,10 @@ import torch.nn as nn
 from torch.distributions import Distribution
 
 from tidal.base.modes import ActingSteps, EnvLayout, Timestep, no_draw
-from tidal.base.nest import leading_dim, tree_map
+from tidal.base.nest import leading_dim, shape_tuple, tree_map
 from tidal.models.acting import ActingNetwork, HeadMode
 from tidal.policies.base import MODES, Policy
-from tidal.policies.common import adam, shape_tuple, split_action_mask
+from tidal.policies.common import adam, split_action_mask
 from tidal.rl_utils import gae
 from tidal.rl_utils.normalizer import RewardScaler, RunningMeanStd
 

@@ -6,6 +6,9 @@ from typing import Optional
 
 import torch
 
+from tidal.rl_utils.distributions import masked_logits
+from tidal.rl_utils.td import gather_action
+
 
 def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
     """IQL's L_2^tau (Kostrikov et al. 2021, eq. 5): mean of |tau - 1(u < 0)| u^2 over u = `diff`, which fits an
@@ -47,8 +50,7 @@ def cql_penalty(q_sampled: torch.Tensor, log_density: torch.Tensor, q_data: torc
 def discrete_cql_penalty(q: torch.Tensor, action: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """CQL(H)'s regulariser for discrete actions (Kumar et al. 2020, eq. 4, its log-sum-exp exact): the batch mean of
     logsumexp_a Q(s, a) - Q(s, a_data), over the actions `mask` allows (1 = allowed; None: all). `q` is [B, A]."""
-    allowed = q if mask is None else q.masked_fill(~mask.bool(), float('-inf'))
-    return (torch.logsumexp(allowed, dim=-1) - q.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)).mean()
+    return (torch.logsumexp(masked_logits(q, mask), dim=-1) - gather_action(q, action)).mean()
 
 
 def rebrac_actor_loss(q: torch.Tensor, action: torch.Tensor, data_action: torch.Tensor, bc_coef: float,

@@ -19,7 +19,7 @@ import torch
 from easydict import EasyDict
 
 from tidal.base.errors import CheckpointError, ConfigError
-from tidal.base.nest import leading_dim
+from tidal.base.nest import leading_dim, shape_tuple
 from tidal.config.ding.tables import HDF5_SUFFIXES
 from tidal.worker.checkpoint import load_checkpoint
 from tidal.worker.demos import Demos, check_demos, load_demos
@@ -144,11 +144,12 @@ def _action_units(action: torch.Tensor) -> torch.Tensor:
 def check_columns(columns: dict[str, Any], cfg: EasyDict, source: str) -> None:
     """Refuse a dataset whose observations or actions do not have the run's shapes, naming both."""
     obs_shape = tuple(columns['obs'].shape[1:])
-    expected = _shape(cfg.policy.model.obs_shape)
+    expected = None if cfg.policy.model.obs_shape is None else shape_tuple(cfg.policy.model.obs_shape)
     if expected is not None and obs_shape != expected:
         raise ConfigError(f"{DATA_KEY}: '{source}' holds observations of shape {list(obs_shape)}, but env "
                           f"'{cfg.env.env_id}' gives {list(expected)}")
-    action, wanted = columns['action'], _shape(cfg.policy.model.action_shape)
+    action = columns['action']
+    wanted = None if cfg.policy.model.action_shape is None else shape_tuple(cfg.policy.model.action_shape)
     if wanted is None:
         return
     if action.is_floating_point() and tuple(action.shape[1:]) != wanted:
@@ -157,12 +158,6 @@ def check_columns(columns: dict[str, Any], cfg: EasyDict, source: str) -> None:
     if not action.is_floating_point() and len(action) and not 0 <= int(action.min()) <= int(action.max()) < wanted[0]:
         raise ConfigError(f"{DATA_KEY}: '{source}' holds actions {int(action.min())} to {int(action.max())}, but env "
                           f"'{cfg.env.env_id}' has actions 0 to {wanted[0] - 1}")
-
-
-def _shape(value: Any) -> Optional[tuple[int, ...]]:
-    if value is None:
-        return None
-    return (int(value),) if isinstance(value, int) else tuple(int(size) for size in value)
 
 
 def normalized_rewards(columns: dict[str, Any], how: str, source: str) -> torch.Tensor:
