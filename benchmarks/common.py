@@ -195,10 +195,11 @@ def check_tidal_config(config: str, overrides: Iterable[str]) -> None:
         raise SystemExit(f'error: config {config}: {type(err).__name__}: {err}') from None
 
 
-def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str]) -> list[str]:
-    """The `tidal train` argument list, with the run folder given relative to the repo root."""
-    cmd = [*TIDAL_CMD, 'train', config, '-s', str(seed), '--max-env-step', str(steps),
-           '--exp-name', display_path(run_dir)]
+def tidal_train_command(config: str, seed: int, steps: int, run_dir: Path, overrides: Iterable[str],
+                        budget: str = '--max-env-step') -> list[str]:
+    """The `tidal train` argument list, with the run folder given relative to the repo root; `budget` is the option
+    `steps` goes to (`--max-train-iter` for an offline config)."""
+    cmd = [*TIDAL_CMD, 'train', config, '-s', str(seed), budget, str(steps), '--exp-name', display_path(run_dir)]
     for item in overrides:
         cmd += ['--set', item]
     return cmd

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from common import (BENCH_DIR, REPO_ROOT, TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run,
-                    run_in_twos, shown_command)
+                    run_in_twos, shown_command, tidal_train_command)
 from offline_hopper import OFFLINE_AXES, scored
 from report import arms_report
 
@@ -48,13 +48,12 @@ def jobs_of(args: argparse.Namespace) -> dict[tuple[str, str], list[Job]]:
     jobs = {}
     for level in args.levels:
         for arm, config in ALGOS.items():
-            runs = args.out / level / 'runs'
+            sets = (f'policy.collect.data_path={PREFIX}/{level}-v0', f'policy.eval.evaluator.eval_freq={args.eval_every}')
+            dirs = {seed: args.out / level / 'runs' / f'{arm}_seed{seed}' for seed in args.seeds}
             jobs[level, arm] = [Job(f'{level} {arm} seed {seed}',
-                                    [*TIDAL_CMD, 'train', config, '-s', str(seed), '--max-train-iter', str(args.steps),
-                                     '--exp-name', display_path(runs / f'{arm}_seed{seed}'), '--no-progress',
-                                     '--set', f'policy.collect.data_path={PREFIX}/{level}-v0',
-                                     '--set', f'policy.eval.evaluator.eval_freq={args.eval_every}'],
-                                    runs / f'{arm}_seed{seed}') for seed in args.seeds]
+                                    [*tidal_train_command(config, seed, args.steps, dirs[seed], sets,
+                                                          budget='--max-train-iter'), '--no-progress'], dirs[seed])
+                                for seed in args.seeds]
     return jobs
 
 

@@ -17,8 +17,8 @@ import os
 import statistics
 import sys
 
-from common import (TIDAL_CMD, Job, benchmark_args, benchmark_parser, display_path, read_run, run_in_twos,
-                    run_pairs_then_rest, shown_command)
+from common import (Job, benchmark_args, benchmark_parser, display_path, read_run, run_in_twos,
+                    run_pairs_then_rest, shown_command, tidal_train_command)
 from offline_hopper import DATASETS
 from report import arms_report
 
@@ -26,36 +26,29 @@ LABELS = {'iql_online': 'IQL offline, then online', 'sac': 'SAC from scratch'}
 DATASET = 'mujoco/hopper/medium-v0'
 
 
-def evaluations(every: int) -> list[str]:
+def evaluations(every: int) -> tuple[str, ...]:
     """Both arms evaluate every `every` env steps and never by train iterations."""
-    return ['--set', 'policy.eval.evaluator.eval_freq=1000000000',
-            '--set', f'policy.eval.evaluator.eval_freq_env_steps={every}']
+    return 'policy.eval.evaluator.eval_freq=1000000000', f'policy.eval.evaluator.eval_freq_env_steps={every}'
 
 
 def offline_jobs(args: argparse.Namespace) -> list[Job]:
-    runs = args.out / 'runs'
-    return [Job(f'iql offline seed {seed}',
-                [*TIDAL_CMD, 'train', 'hopper_iql', '-s', str(seed), '--max-train-iter', str(args.offline_steps),
-                 '--exp-name', display_path(runs / f'iql_offline_seed{seed}'), '--no-progress',
-                 '--set', f'policy.collect.data_path={DATASET}', '--set', 'env.stop_value=null'],
-                runs / f'iql_offline_seed{seed}') for seed in args.seeds]
+    dirs = {seed: args.out / 'runs' / f'iql_offline_seed{seed}' for seed in args.seeds}
+    sets = (f'policy.collect.data_path={DATASET}', 'env.stop_value=null')
+    return [Job(f'iql offline seed {seed}', [*tidal_train_command('hopper_iql', seed, args.offline_steps, dirs[seed],
+                                                                  sets, budget='--max-train-iter'), '--no-progress'],
+                dirs[seed]) for seed in args.seeds]
 
 
 def online_jobs(args: argparse.Namespace) -> dict[int, dict[str, Job]]:
     runs, found = args.out / 'runs', {}
     for index, seed in enumerate(args.seeds):
-        common = ['-s', str(seed), '--max-env-step', str(args.steps), '--no-progress', '--set', 'env.stop_value=null',
-                  *evaluations(args.eval_every)]
-        found[index] = {
-            'iql_online': Job(f'iql online seed {seed}',
-                              [*TIDAL_CMD, 'train', 'hopper_iql_online', *common,
-                               '--exp-name', display_path(runs / f'iql_online_seed{seed}'),
-                               '--set', f'policy.collect.data_path={DATASET}',
-                               '--set', f'policy.learn.init_checkpoint={display_path(runs / f"iql_offline_seed{seed}")}'],
-                              runs / f'iql_online_seed{seed}'),
-            'sac': Job(f'sac seed {seed}', [*TIDAL_CMD, 'train', 'hopper_sac', *common,
-                                            '--exp-name', display_path(runs / f'sac_seed{seed}')],
-                       runs / f'sac_seed{seed}')}
+        common = ('env.stop_value=null', *evaluations(args.eval_every))
+        iql = (*common, f'policy.collect.data_path={DATASET}',
+               f'policy.learn.init_checkpoint={display_path(runs / f"iql_offline_seed{seed}")}')
+        found[index] = {arm: Job(f'{arm} seed {seed}', [*tidal_train_command(config, seed, args.steps,
+                                                                             runs / f'{arm}_seed{seed}', sets),
+                                                        '--no-progress'], runs / f'{arm}_seed{seed}')
+                        for arm, config, sets in (('iql_online', 'hopper_iql_online', iql), ('sac', 'hopper_sac', common))}
     return found
 
 

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command
+from common import BENCH_DIR, TIDAL_CMD, Job, display_path, read_evals, run_lanes, shown_command, tidal_train_command
 from report import plot_curves, seed_summary
 
 OVERRIDES = ['env.stop_value=1000000']  # every run spends its whole budget, so the sides do equal work
@@ -87,10 +87,7 @@ def group_command(args: argparse.Namespace, run_dir: Path, processes: int, threa
 
 def separate_command(args: argparse.Namespace, seed: int, run_dir: Path) -> list[str]:
     option, value = budget(args)
-    cmd = [*TIDAL_CMD, 'train', args.config, '-s', str(seed), option, str(value), '--exp-name', display_path(run_dir)]
-    for item in (*OVERRIDES, *args.extra_sets):
-        cmd += ['--set', item]
-    return cmd
+    return tidal_train_command(args.config, seed, value, run_dir, (*OVERRIDES, *args.extra_sets), budget=option)
 
 
 def timed(title: str, lanes: list[list[Job]], threads: int, pin: bool = True) -> float:
