@@ -1,19 +1,19 @@
 """Every `tidal` command in the fenced blocks of README.md and the docs pages (docs/**/*.md) runs, with its budget
 shrunk.
 
-The commands of a page section (the text under one heading) run in order in one fresh folder, as a reader
-following that section would type them: a `tidal eval` finds the run its section trained. A block whose first
-line names a file (`# my.yaml`) is written into the folder first. An `$ tidal ...` example is run and the one
-line it prints is compared. Budgets shrink through command-line options only (`--max-env-step`, `--trials`,
+The commands of a page section (the text under one heading) run in order in one fresh folder, as a reader following
+that section would type them: a `tidal eval` finds the run its section trained. A command run without its section's
+earlier commands (on its own, or in the slow set of tests/slow_tests.txt) runs them first. A block whose first line
+names a file (`# my.yaml`) is written into the folder first. An `$ tidal ...` example is run and the one line it
+prints is compared. Budgets shrink through command-line options only (`--max-env-step`, `--trials`,
 `--budget-env-steps`, `--episodes`, `--max-train-iter`, `--train-iter` of DI-engine's command form,
-`build-datasets`' `--max-env-step` and `--transitions`),
-so every other word runs as written.
+`build-datasets`' `--max-env-step` and `--transitions`), so every other word runs as written.
 
 Skipped, each with its reason: usage synopses (placeholders such as CONFIG or [--seeds N]: each names a real
-subcommand, checked through `--help`), `pip install` (the test's own environment is the install), the test
-command itself, extras CI does not install (EnvPool), and `torchrun` lines, whose several processes (and
-machines) tests/entry/test_ddp.py and tests/worker/test_ray_cluster.py start. docs/write_your_own_algorithm.md's commands need the page's own files and run
-in tests/docs/test_guide.py.
+subcommand, checked through `--help`), `pip install` (the test's own environment is the install), the test command
+itself, extras CI does not install (EnvPool), and `torchrun` lines, whose several processes (and machines)
+tests/entry/test_ddp.py and tests/worker/test_ray_cluster.py start. docs/write_your_own_algorithm.md's commands need
+the page's own files and run in tests/docs/test_guide.py.
 """
 from __future__ import annotations
 
@@ -22,11 +22,13 @@ import re
 import shlex
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from slow_tests import slow_test_ids
 from tidal.entry.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,22 +177,76 @@ def folders(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope='module')
+def ran() -> set[int]:
+    """The indices (in COMMANDS) of the commands run so far in this session."""
+    return set()
+
+
+def _test_ids() -> list[str]:
+    """Each command's test id: its page and line's start, numbered as pytest numbers repeated ids (`_0`, `_1`)."""
+    ids = [f'{command.page}:{command.line[:60]}' for command, _ in COMMANDS]
+    seen: Counter = Counter()
+    numbered = []
+    for test_id in ids:
+        numbered.append(f'{test_id}_{seen[test_id]}' if ids.count(test_id) > 1 else test_id)
+        seen[test_id] += 1
+    return numbered
+
+
+TEST_IDS = _test_ids()
+SLOW_IDS = slow_test_ids()
+
+
+def _is_slow(index: int) -> bool:
+    return f'{Path(__file__).relative_to(ROOT).as_posix()}::test_command_runs[{TEST_IDS[index]}]' in SLOW_IDS
+
+
+def _earlier_in_section(index: int, slow: bool) -> list[int]:
+    """The commands before COMMANDS[index] in its section that it may need, in page order: all of them for a slow
+    command, the fast ones for a fast command (the README's test command never runs a slow command's work)."""
+    command = COMMANDS[index][0]
+    return [earlier for earlier in range(index)
+            if (COMMANDS[earlier][0].page, COMMANDS[earlier][0].section) == (command.page, command.section)
+            and (slow or not _is_slow(earlier))]
+
+
 def test_the_pages_have_commands():
     assert len(COMMANDS) >= 30
     assert any(command.page == 'README.md' for command, _ in COMMANDS)  # the front page's quick start
 
 
-@pytest.mark.parametrize('command, files', COMMANDS, ids=[f'{c.page}:{c.line[:60]}' for c, _ in COMMANDS])
-def test_command_runs(command, files, folders, monkeypatch, capsys):
+def test_a_slow_command_is_known_by_its_test_id():
+    slow = [index for index in range(len(COMMANDS)) if _is_slow(index)]
+    listed = [node for node in SLOW_IDS if node.startswith('tests/docs/test_commands.py::test_command_runs[')]
+    assert len(slow) == len(listed) > 0
+
+
+@pytest.mark.parametrize('index', range(len(COMMANDS)), ids=TEST_IDS)
+def test_command_runs(index, folders, ran, monkeypatch, capsys, request):
+    """The command runs, after its section's earlier commands that this session has not run (a slow command run on
+    its own, or in the slow set, finds the run its section trained before it)."""
+    for earlier in _earlier_in_section(index, request.node.get_closest_marker('slow') is not None):
+        if earlier not in ran:
+            _run(*COMMANDS[earlier], folders, monkeypatch, capsys)
+            ran.add(earlier)
+    reason = _run(*COMMANDS[index], folders, monkeypatch, capsys)
+    ran.add(index)
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def _run(command: Command, files: list[tuple[str, str]], folders, monkeypatch, capsys) -> str | None:
+    """Runs one command in its section's folder, as the page shows it; returns why it does not run here, if so."""
     line = command.line
     if PLACEHOLDER.search(_tidal_part(line).replace('tidal: ', '')) and command.expected is None:
         # a usage synopsis: its subcommand is real (the -m form's mode too)
         words = _tidal_part(line).split()
         assert main([words[1], '--help'] if words[1] != '-m' else ['-m', 'serial', '--help']) == 0
-        return
+        return None
     reason = _skip_reason(line)
     if reason is not None:
-        pytest.skip(reason)
+        return reason
     monkeypatch.chdir(folders(command, files))
     # Minari's root as docs/datasets.md sets it (export MINARI_DATASETS_PATH=$PWD/datasets), never ~/.minari
     monkeypatch.setenv('MINARI_DATASETS_PATH', str(Path.cwd() / 'datasets'))
@@ -203,14 +259,15 @@ def test_command_runs(command, files, folders, monkeypatch, capsys):
         capsys.readouterr()
         assert main(shlex.split(text)[1:]) == 2
         assert capsys.readouterr().err == command.expected + '\n'
-        return
+        return None
     if 'collector.type=ray' in text:  # Ray workers import tidal in their own processes: run it as a user would
         done = subprocess.run([sys.executable, '-m', 'tidal', *args], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
-        return
+        return None
     code = main(args)
     captured = capsys.readouterr()
     assert code == 0, f'{line}\n{captured.err[-3000:]}'
     if output is not None:
         Path(output).write_text(captured.out)
         assert Path(output).stat().st_size > 0
+    return None
