@@ -67,22 +67,21 @@ class ConservativeSAC(SACPolicy):
         """`cql_penalty` of each critic [E] on the 3M proposed actions of every state of the batch."""
         obs, uniform = batch['obs'], batch['cql_uniform']
         samples, rows, action_dim = uniform.shape
-        repeated = obs.unsqueeze(0).expand(samples, *obs.shape).reshape(samples * rows, -1)
         with torch.no_grad():
-            policy_action, policy_log_prob = self._policy_samples(repeated, batch['cql_noise'])
-            next_repeated = batch['next_obs'].unsqueeze(0).expand(samples, *obs.shape).reshape(samples * rows, -1)
-            next_action, next_log_prob = self._policy_samples(next_repeated, batch['cql_next_noise'])
-        actions = torch.cat([uniform.reshape(samples * rows, action_dim), policy_action, next_action])
-        q_sampled = self._model.critic(repeated.repeat(3, 1), actions).reshape(q_data.shape[0], 3 * samples, rows)
+            policy_action, policy_log_prob = self._policy_samples(obs, batch['cql_noise'])
+            next_action, next_log_prob = self._policy_samples(batch['next_obs'], batch['cql_next_noise'])
+        actions = torch.cat([uniform, policy_action, next_action]).reshape(3 * samples * rows, action_dim)
+        repeated = obs.unsqueeze(0).expand(3 * samples, *obs.shape).reshape(3 * samples * rows, -1)
+        q_sampled = self._model.critic(repeated, actions).reshape(q_data.shape[0], 3 * samples, rows)
         uniform_log_density = torch.full((samples, rows), -action_dim * math.log(2.0), device=obs.device)
-        log_density = torch.cat([uniform_log_density, policy_log_prob.reshape(samples, rows),
-                                 next_log_prob.reshape(samples, rows)])
+        log_density = torch.cat([uniform_log_density, policy_log_prob, next_log_prob])
         return cql_penalty(q_sampled, log_density, q_data, self._cfg.learn.cql_temperature)
 
     def _policy_samples(self, obs: torch.Tensor, noise: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Actions of the current actor at `obs` [M B, obs] from `noise` [M, B, A], and their log-probabilities."""
+        """M actions of the current actor per state of `obs` [B, obs] from `noise` [M, B, A], and their
+        log-probabilities [M, B]: the actor runs once per state, its Gaussian broadcast over the M draws."""
         mu, log_std = self._model.actor(obs)
-        return tanh_gaussian_sample(mu, log_std, noise=noise.reshape(mu.shape))
+        return tanh_gaussian_sample(mu, log_std, noise=noise)
 
     def _monitor_vars_learn(self) -> list[str]:
         return [*super()._monitor_vars_learn(), 'cql_penalty']
