@@ -5,6 +5,7 @@ import torch
 
 from tidal.base.errors import ConfigError
 from tidal.models import ContinuousQAC, DiscreteQAC, EnsembleLinear, TargetNetwork, Temperature
+from tidal.models.mlp import mlp
 from tidal.models.q_network import QNetwork
 from tidal.registry import MODEL_REGISTRY
 
@@ -18,6 +19,48 @@ def test_ensemble_linear_equals_independent_linear_layers():
     for member in range(2):
         expected = x @ layer.weight[member] + layer.bias[member]
         assert torch.allclose(out[member], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize('shared_input', [False, True])
+def test_a_one_output_ensemble_layer_has_baddbmms_values_and_gradients_bit_for_bit(shared_input):
+    torch.manual_seed(0)
+    layer = EnsembleLinear(16, 1, ensemble_size=2)
+    x = (torch.randn(300, 16) if shared_input else torch.randn(2, 300, 16)).requires_grad_()
+    grad = torch.randn(2, 300, 1)
+    y = layer(x)
+    fast = torch.autograd.grad(y, (x, layer.weight, layer.bias), grad)
+    per_member = x.unsqueeze(0).expand(2, -1, -1) if shared_input else x
+    reference = torch.baddbmm(layer.bias, per_member, layer.weight)
+    expected = torch.autograd.grad(reference, (x, layer.weight, layer.bias), grad)
+    assert torch.equal(y, reference)
+    assert all(torch.equal(a, b) for a, b in zip(fast, expected))
+
+
+def test_a_one_output_ensemble_layer_differentiates_under_vmap_as_one_seed_at_a_time():
+    torch.manual_seed(0)
+    weight, bias, x = torch.randn(3, 2, 8, 1), torch.randn(3, 2, 1, 1), torch.randn(3, 2, 5, 8)
+    layer = EnsembleLinear(8, 1, ensemble_size=2)
+
+    def loss(w, b, inputs):
+        return torch.func.functional_call(layer, {'weight': w, 'bias': b}, (inputs,)).pow(2).sum()
+
+    grads = torch.func.vmap(torch.func.grad(loss, argnums=(0, 1)))(weight, bias, x)
+    for seed in range(3):
+        alone = torch.func.grad(loss, argnums=(0, 1))(weight[seed], bias[seed], x[seed])
+        assert torch.allclose(grads[0][seed], alone[0]) and torch.allclose(grads[1][seed], alone[1])
+
+
+def test_relu_after_a_linear_layer_runs_in_place_with_the_same_gradients():
+    torch.manual_seed(0)
+    net = mlp(4, [8, 8], 1)
+    relus = [layer for layer in net if isinstance(layer, torch.nn.ReLU)]
+    assert len(relus) == 2 and all(relu.inplace for relu in relus)
+    x = torch.randn(10, 4)
+    in_place = torch.autograd.grad(net(x).sum(), list(net.parameters()))
+    for relu in relus:
+        relu.inplace = False
+    out_of_place = torch.autograd.grad(net(x).sum(), list(net.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(in_place, out_of_place))
 
 
 def test_continuous_qac_shapes():
