@@ -186,20 +186,21 @@ def ran() -> set[int]:
 def _test_ids() -> list[str]:
     """Each command's test id: its page and line's start, numbered as pytest numbers repeated ids (`_0`, `_1`)."""
     ids = [f'{command.page}:{command.line[:60]}' for command, _ in COMMANDS]
-    seen: Counter = Counter()
+    repeats, seen = Counter(ids), Counter[str]()
     numbered = []
     for test_id in ids:
-        numbered.append(f'{test_id}_{seen[test_id]}' if ids.count(test_id) > 1 else test_id)
+        numbered.append(f'{test_id}_{seen[test_id]}' if repeats[test_id] > 1 else test_id)
         seen[test_id] += 1
     return numbered
 
 
 TEST_IDS = _test_ids()
 SLOW_IDS = slow_test_ids()
+NODE_PREFIX = f'{Path(__file__).relative_to(ROOT).as_posix()}::test_command_runs['  # a command's node id, to its id
 
 
 def _is_slow(index: int) -> bool:
-    return f'{Path(__file__).relative_to(ROOT).as_posix()}::test_command_runs[{TEST_IDS[index]}]' in SLOW_IDS
+    return f'{NODE_PREFIX}{TEST_IDS[index]}]' in SLOW_IDS
 
 
 def _earlier_in_section(index: int, slow: bool) -> list[int]:
@@ -218,7 +219,7 @@ def test_the_pages_have_commands():
 
 def test_a_slow_command_is_known_by_its_test_id():
     slow = [index for index in range(len(COMMANDS)) if _is_slow(index)]
-    listed = [node for node in SLOW_IDS if node.startswith('tests/docs/test_commands.py::test_command_runs[')]
+    listed = [node for node in SLOW_IDS if node.startswith(NODE_PREFIX)]
     assert len(slow) == len(listed) > 0
 
 
